@@ -1,0 +1,98 @@
+/**
+ * Semantic-convention names used by toolwatch, in one place.
+ *
+ * The `gen_ai.*` names are a copy of unstable (Development) definitions from
+ * open-telemetry/semantic-conventions-genai (v1.38–v1.42-dev); they may change upstream.
+ * The other blocks name what other conventions (OpenInference, Vercel AI SDK ≤ 6, Mastra
+ * 0.24, Traceloop, Pydantic AI, ADK) put on spans, and toolwatch's own namespace.
+ */
+
+// --- OTel GenAI ------------------------------------------------------------------------
+export const ATTR_GEN_AI_OPERATION_NAME = 'gen_ai.operation.name' as const;
+export const ATTR_GEN_AI_TOOL_NAME = 'gen_ai.tool.name' as const;
+export const ATTR_GEN_AI_TOOL_CALL_ID = 'gen_ai.tool.call.id' as const;
+export const ATTR_GEN_AI_TOOL_CALL_ARGUMENTS = 'gen_ai.tool.call.arguments' as const;
+export const ATTR_GEN_AI_TOOL_CALL_RESULT = 'gen_ai.tool.call.result' as const;
+export const ATTR_GEN_AI_TOOL_TYPE = 'gen_ai.tool.type' as const;
+export const ATTR_GEN_AI_TOOL_DEFINITIONS = 'gen_ai.tool.definitions' as const;
+export const ATTR_GEN_AI_AGENT_NAME = 'gen_ai.agent.name' as const;
+export const ATTR_GEN_AI_AGENT_ID = 'gen_ai.agent.id' as const;
+export const ATTR_GEN_AI_INPUT_MESSAGES = 'gen_ai.input.messages' as const;
+export const ATTR_GEN_AI_OUTPUT_MESSAGES = 'gen_ai.output.messages' as const;
+export const ATTR_GEN_AI_CONVERSATION_ID = 'gen_ai.conversation.id' as const;
+/** Proposal, not verified as merged: `allow | deny | require_approval`. */
+export const ATTR_GEN_AI_TOOL_CALL_DECISION_OUTCOME = 'gen_ai.tool.call.decision.outcome' as const;
+export const ATTR_ERROR_TYPE = 'error.type' as const;
+
+export const GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL = 'execute_tool' as const;
+export const GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT = 'invoke_agent' as const;
+export const GEN_AI_OPERATION_NAME_VALUE_CHAT = 'chat' as const;
+
+// Evaluation results (event + attributes).
+export const EVENT_GEN_AI_EVALUATION_RESULT = 'gen_ai.evaluation.result' as const;
+export const ATTR_GEN_AI_EVALUATION_NAME = 'gen_ai.evaluation.name' as const;
+export const ATTR_GEN_AI_EVALUATION_SCORE_VALUE = 'gen_ai.evaluation.score.value' as const;
+export const ATTR_GEN_AI_EVALUATION_SCORE_LABEL = 'gen_ai.evaluation.score.label' as const;
+export const ATTR_GEN_AI_EVALUATION_EXPLANATION = 'gen_ai.evaluation.explanation' as const;
+
+// --- OpenInference -----------------------------------------------------------------------
+export const ATTR_OPENINFERENCE_SPAN_KIND = 'openinference.span.kind' as const;
+export const ATTR_OI_TOOL_NAME = 'tool.name' as const;
+export const ATTR_OI_INPUT_VALUE = 'input.value' as const;
+export const ATTR_OI_OUTPUT_VALUE = 'output.value' as const;
+export const ATTR_OI_GRAPH_NODE_ID = 'graph.node.id' as const;
+export const ATTR_OI_GRAPH_NODE_PARENT_ID = 'graph.node.parent_id' as const;
+export const ATTR_OI_AGENT_NAME = 'agent.name' as const;
+
+// --- Vercel AI SDK ≤ 6 -------------------------------------------------------------------
+export const SPAN_AI_TOOL_CALL = 'ai.toolCall' as const;
+export const ATTR_AI_TOOL_CALL_NAME = 'ai.toolCall.name' as const;
+export const ATTR_AI_TOOL_CALL_ID = 'ai.toolCall.id' as const;
+export const ATTR_AI_TOOL_CALL_ARGS = 'ai.toolCall.args' as const;
+export const ATTR_AI_TOOL_CALL_INPUT = 'ai.toolCall.input' as const;
+export const ATTR_AI_TOOL_CALL_RESULT = 'ai.toolCall.result' as const;
+export const ATTR_AI_TOOL_CALL_OUTPUT = 'ai.toolCall.output' as const;
+export const ATTR_AI_RESPONSE_TOOL_CALLS = 'ai.response.toolCalls' as const;
+export const ATTR_AI_PROMPT_MESSAGES = 'ai.prompt.messages' as const;
+export const ATTR_AI_PROMPT_TOOLS = 'ai.prompt.tools' as const;
+export const ATTR_AI_TELEMETRY_FUNCTION_ID = 'ai.telemetry.functionId' as const;
+export const ATTR_AI_OPERATION_ID = 'ai.operationId' as const;
+
+// --- Mastra 0.24 ---------------------------------------------------------------------------
+export const ATTR_MASTRA_TOOL_INPUT = 'gen_ai.tool.input' as const;
+export const ATTR_MASTRA_TOOL_OUTPUT = 'gen_ai.tool.output' as const;
+export const ATTR_MASTRA_SPAN_TYPE = 'mastra.span.type' as const;
+export const MASTRA_OPERATION_TOOL_EXECUTE = 'tool.execute' as const;
+export const MASTRA_OPERATION_AGENT_RUN = 'agent.run' as const;
+
+// --- Traceloop -----------------------------------------------------------------------------
+export const ATTR_TRACELOOP_SPAN_KIND = 'traceloop.span.kind' as const;
+export const ATTR_TRACELOOP_ENTITY_NAME = 'traceloop.entity.name' as const;
+export const ATTR_TRACELOOP_ENTITY_INPUT = 'traceloop.entity.input' as const;
+export const ATTR_TRACELOOP_ENTITY_OUTPUT = 'traceloop.entity.output' as const;
+
+// --- Pydantic AI ---------------------------------------------------------------------------
+export const ATTR_PYDANTIC_AI_DEFERRAL_NAME = 'pydantic_ai.tool.deferral.name' as const;
+export const ATTR_PYDANTIC_AI_NEW_MESSAGE_INDEX = 'pydantic_ai.new_message_index' as const;
+
+// --- toolwatch -----------------------------------------------------------------------------
+/** Set by frameworks that know a span replays history (agno `Message.from_history`). */
+export const ATTR_TOOLWATCH_FROM_HISTORY = 'toolwatch.from_history' as const;
+export const ATTR_TOOLWATCH_TOOL_STATUS = 'toolwatch.tool.status' as const;
+export const ATTR_TOOLWATCH_EVALUATION_PASSED = 'toolwatch.evaluation.passed' as const;
+export const ATTR_TOOLWATCH_EVALUATION_FAILED = 'toolwatch.evaluation.failed' as const;
+export const ATTR_TOOLWATCH_EVALUATION_RULE = 'toolwatch.evaluation.rule' as const;
+export const ATTR_TOOLWATCH_EVALUATION_POLICY_DIGEST = 'toolwatch.evaluation.policy_digest' as const;
+export const ATTR_TOOLWATCH_KEEP = 'toolwatch.keep' as const;
+export const ATTR_TOOLWATCH_SCORER_KIND = 'toolwatch.scorer.kind' as const;
+export const ATTR_TOOLWATCH_SCORER_DIGEST = 'toolwatch.scorer.digest' as const;
+export const ATTR_TOOLWATCH_RULE = 'toolwatch.rule' as const;
+export const ATTR_TOOLWATCH_MISUSE_KIND = 'toolwatch.misuse.kind' as const;
+
+export const METRIC_TOOLWATCH_EVALUATIONS = 'toolwatch.evaluations' as const;
+export const METRIC_TOOLWATCH_EVALUATION_SCORE = 'toolwatch.evaluation.score' as const;
+export const METRIC_TOOLWATCH_TOOL_EXECUTIONS = 'toolwatch.tool.executions' as const;
+export const METRIC_TOOLWATCH_TOOL_MISUSE = 'toolwatch.tool.misuse' as const;
+export const METRIC_TOOLWATCH_JUDGE_CALLS = 'toolwatch.judge.calls' as const;
+export const METRIC_TOOLWATCH_PROCESSOR_SPANS_DROPPED = 'toolwatch.processor.spans_dropped' as const;
+export const METRIC_TOOLWATCH_PROCESSOR_TRACES_BUFFERED = 'toolwatch.processor.traces_buffered' as const;

@@ -1,0 +1,296 @@
+/**
+ * Public types of toolwatch. Internals live next to the code that uses them and are never
+ * exported from `index.ts`.
+ */
+
+// ---------------------------------------------------------------------------------------
+// Spans
+
+/** OTel status code, as in `@opentelemetry/api` `SpanStatusCode`: 0 UNSET, 1 OK, 2 ERROR. */
+export type StatusCode = 0 | 1 | 2;
+
+export interface SpanEventLike {
+  name: string;
+  /** Epoch milliseconds (fractional). */
+  time: number;
+  attributes: Record<string, unknown>;
+}
+
+/**
+ * The one span shape reconstruction reads. Built from an SDK `ReadableSpan`
+ * (`fromReadableSpan`) or from OTLP/JSON (`spansFromOtlpJson`), so the processor, the CLI
+ * and the gateway share every line after decoding.
+ */
+export interface SpanLike {
+  traceId: string;
+  spanId: string;
+  /** Missing for roots; may point at a span that never arrives (orphans are tolerated). */
+  parentSpanId?: string;
+  name: string;
+  /** OTel SpanKind number: 0 INTERNAL, 1 SERVER, 2 CLIENT, 3 PRODUCER, 4 CONSUMER. */
+  kind: number;
+  /** Epoch milliseconds (fractional, sub-microsecond precision). */
+  startTime: number;
+  /** Epoch milliseconds; undefined while the span is still open. */
+  endTime?: number;
+  status: { code: StatusCode; message?: string };
+  /** Attribute values as the source gave them (strings, numbers, booleans, arrays, or structured values from OTLP kvlist). */
+  attributes: Record<string, unknown>;
+  events: SpanEventLike[];
+  /** Resource attributes, when known. */
+  resource?: Record<string, unknown>;
+  scope?: { name: string; version?: string };
+  droppedAttributesCount?: number;
+}
+
+// ---------------------------------------------------------------------------------------
+// The model (semantics.md §1)
+
+export type ToolStatus = 'ok' | 'error' | 'refused' | 'paused';
+
+/** Where an execution's `args` came from (semantics §1 rule 7). */
+export type ArgsSource = 'span' | 'request' | 'none';
+
+/** A tool call that an LLM span of the run emitted in its output (this turn). */
+export interface ToolRequest {
+  name: string;
+  callId?: string;
+  args?: unknown;
+  argsRaw?: string;
+  argsError?: string;
+  /** Span id of the LLM (or step) span whose output carried the call. */
+  llmSpanId: string;
+  /** Position of the call inside that LLM output, for order joins. */
+  index: number;
+  /** Epoch ms of the LLM span's end (its output exists then). */
+  time: number;
+  /** The execution it was joined to, if any. */
+  execution?: ToolExecution;
+  /** Set when the framework recorded why it never ran (unknown tool, invalid input, denial). */
+  refusal?: string;
+  /** True when the call awaits approval or external execution rather than being rejected. */
+  pending?: boolean;
+}
+
+/**
+ * One tool call of a run: an execution seen as a span, or a request-only call (the model
+ * asked, nothing ran). Request-only calls have `requestOnly: true`, no `spanId` of their
+ * own (`spanId` is the LLM span's), and status `refused` (or `paused` when pending).
+ */
+export interface ToolExecution {
+  name: string;
+  callId?: string;
+  /** Parsed arguments (object for nearly every tool); undefined when unreadable. */
+  args?: unknown;
+  /** The raw argument text when it could not be parsed (or was truncated). */
+  argsRaw?: string;
+  argsError?: string;
+  argsSource: ArgsSource;
+  result?: unknown;
+  status: ToolStatus;
+  errorType?: string;
+  errorMessage?: string;
+  /** Always false for calls that count; history lives in `AgentRun.history`. */
+  fromHistory: false;
+  requestOnly: boolean;
+  spanId: string;
+  /** Epoch ms. */
+  start: number;
+  end?: number;
+  /** The run the call belongs to. */
+  run: AgentRun;
+  /** The LLM request it was joined to. */
+  request?: ToolRequest;
+  /** Which convention adapter read it (e.g. `gen_ai`, `openinference`, `ai_sdk`, `mastra`, `traceloop`). */
+  convention: string;
+}
+
+/** A tool call replayed from earlier turns: kept for reports, never counted. */
+export interface HistoryCall {
+  name: string;
+  callId?: string;
+  args?: unknown;
+  /** The span whose input (or flag) showed it. */
+  spanId: string;
+  /** How it was recognised as history. */
+  reason: 'flag' | 'input_messages' | 'new_message_index' | 'agent_input' | 'part_flag';
+}
+
+export interface ToolDefinition {
+  name: string;
+  description?: string;
+  parameters?: unknown;
+}
+
+export interface AgentRun {
+  agent: string;
+  agentId?: string;
+  traceId: string;
+  /** The agent span (or, for implicit runs, the outermost span containing the tool spans). */
+  spanId: string;
+  /** True when no agent-kind span exists and the run was inferred (LangGraph, Traceloop). */
+  implicit: boolean;
+  parent?: AgentRun;
+  /** Nested runs in start order (team members, agents-as-tools, handoff targets). */
+  children: AgentRun[];
+  /** Tool executions seen as spans, in order (start, end, span id). */
+  executions: ToolExecution[];
+  /** Tool calls the run's LLM spans asked for this turn. */
+  requests: ToolRequest[];
+  /** Executions plus request-only calls, merged in time order (semantics §1 rule 5). */
+  calls: ToolExecution[];
+  history: HistoryCall[];
+  input?: unknown;
+  output?: unknown;
+  toolDefinitions?: ToolDefinition[];
+  /** Epoch ms. */
+  start: number;
+  end?: number;
+  status: StatusCode;
+  /** Attributes of the run span plus resource attributes (for `match.attributes`). */
+  attributes: Record<string, unknown>;
+  /** True when any span owned by this run (or nested runs) has status ERROR. */
+  hasErrorSpan: boolean;
+}
+
+/** Something reconstruction could not read; recorded, never thrown. */
+export interface Problem {
+  code: string;
+  message: string;
+  traceId?: string;
+  spanId?: string;
+}
+
+export interface ReconstructedTrace {
+  traceId: string;
+  /** Outermost runs, in start order; nested runs hang under `children`. */
+  runs: AgentRun[];
+  problems: Problem[];
+}
+
+// ---------------------------------------------------------------------------------------
+// Scoring (semantics.md §2)
+
+export type ResultLabel = 'pass' | 'fail' | 'error' | 'skipped';
+
+export interface ScorerResult {
+  scorer: string;
+  kind: string;
+  passed: boolean;
+  /** In [0, 1]. */
+  score: number;
+  label: ResultLabel;
+  reason: string | null;
+  /** sha256 of the scorer's canonical config. */
+  digest: string;
+  detail: Record<string, unknown>;
+}
+
+/** A judge: given a prompt, returns the model's raw reply text. Called with temperature 0. */
+export type JudgeFunction = (request: JudgeRequest) => Promise<string> | string;
+
+export interface JudgeRequest {
+  system: string;
+  prompt: string;
+  temperature: 0;
+  signal?: AbortSignal;
+}
+
+export interface ScoreContext {
+  /** Judges by name (`default` is used when a scorer names none). */
+  judges?: Record<string, JudgeFunction | unknown>;
+  /** Applied to every value sent to a judge or emitted as an explanation. */
+  redact?: RedactOptions;
+  signal?: AbortSignal;
+}
+
+/**
+ * A scorer judges one run. Deterministic scorers return synchronously; judges return a
+ * promise. A scorer reports failure as data: exceptions become `error` results.
+ */
+export interface Scorer {
+  /** Result name; defaults to the kind. */
+  readonly name: string;
+  readonly kind: string;
+  /** sha256 of the canonical config. */
+  readonly digest: string;
+  /** True for scorers that return promises (LLM judges): run off the hot path, under budgets. */
+  readonly async: boolean;
+  /** Per-scorer sampling; deterministic scorers default to 1.0, judges to 0. */
+  readonly sampling?: { ratio: number };
+  /** Canonical config, snake_case as in the policy file. */
+  readonly config: Record<string, unknown>;
+  /** Tags carried into reports (`risk`, `intent`). */
+  readonly tags?: { risk?: 'low' | 'medium' | 'high' | 'critical'; intent?: string };
+  score(run: AgentRun, context?: ScoreContext): ScorerResult | Promise<ScorerResult>;
+}
+
+// ---------------------------------------------------------------------------------------
+// Policy (interfaces.md)
+
+export interface RedactOptions {
+  /** When true, explanations and judge prompts carry keys, not values. Default false. */
+  values: boolean;
+}
+
+export interface RuleMatch {
+  /** Glob on the agent name; undefined = any agent. */
+  agent?: string;
+  /** Only outermost agent runs. Default true. */
+  rootOnly: boolean;
+  /** Exact matches on run-span or resource attributes. */
+  attributes?: Record<string, string | number | boolean>;
+}
+
+export interface Rule {
+  name: string;
+  match: RuleMatch;
+  scorers: Scorer[];
+}
+
+export interface JudgeBudget {
+  maxPerMinute: number;
+  maxConcurrent: number;
+  escalateOn: Array<'failure' | 'error_span'>;
+}
+
+export type Gate = { min: number } | { max: number } | { max_ratio: number } | { max_drop: number };
+
+export interface Policy {
+  version: 1;
+  sampling: { ratio: number };
+  judge: JudgeBudget;
+  redact: RedactOptions;
+  rules: Rule[];
+  gates: Record<string, Gate>;
+  /** sha256 of the canonical policy. */
+  digest: string;
+}
+
+// ---------------------------------------------------------------------------------------
+// Verdicts and misuse (interfaces.md)
+
+export interface Verdict {
+  trace_id: string;
+  span_id: string;
+  agent: string;
+  rule: string;
+  passed: boolean;
+  policy_digest: string;
+  sampled: boolean;
+  results: ScorerResult[];
+}
+
+export type MisuseKind = 'forbidden' | 'unexpected' | 'call_budget' | 'repeated_call';
+
+export interface MisuseEvent {
+  kind: MisuseKind;
+  tool: string;
+  agent: string;
+  rule: string;
+  trace_id: string;
+  span_id: string;
+  /** Epoch ms when toolwatch saw it. */
+  time: number;
+  detail: Record<string, unknown>;
+}
