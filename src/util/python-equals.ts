@@ -1,6 +1,8 @@
+import { PyFloat } from './python-json.js';
+
 /**
  * Python `==` on JSON-like values, as agno compares arguments: `True == 1`, `1 == 1.0`,
- * `False == 0`, containers compared element-wise, no string↔number coercion, `None` only
+ * `False == 0` (a `PyFloat` is its number), containers compared element-wise, no string↔number coercion, `None` only
  * equals `None`. Iterative, so deeply nested values cannot overflow the stack.
  */
 export function pythonEquals(a: unknown, b: unknown): boolean {
@@ -14,6 +16,7 @@ export function pythonEquals(a: unknown, b: unknown): boolean {
 
 function numeric(v: unknown): number | undefined {
   if (typeof v === 'number') return v;
+  if (v instanceof PyFloat) return v.value;
   if (typeof v === 'boolean') return v ? 1 : 0;
   if (typeof v === 'bigint') return Number(v);
   return undefined;
