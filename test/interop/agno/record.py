@@ -405,6 +405,42 @@ def scenario_paused() -> Dict[str, Any]:
     return {"out": out, "agent": agent}
 
 
+def scenario_paused_rejected() -> Dict[str, Any]:
+    agent = Agent(
+        id="files-agent",
+        name="Files Agent",
+        model=script(
+            "m-files-rejected",
+            [_calls(("delete_file", {"path": "/etc/hosts"})), _text("Understood, I did not delete /etc/hosts.")],
+        ),
+        tools=[delete_file],
+        db=InMemoryDb(),
+        telemetry=False,
+    )
+    paused = agent.run("Delete /etc/hosts", session_id="s-rejected")
+    return {"out": paused, "agent": agent}
+
+
+def scenario_tool_call_limit() -> Dict[str, Any]:
+    """Two calls in one model turn with tool_call_limit=1: agno runs one, refuses the other."""
+    agent = Agent(
+        id="weather-agent",
+        name="Weather Agent",
+        model=script(
+            "m-limit",
+            [
+                _calls(("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Rome"})),
+                _text("Paris is sunny; I could not check Rome."),
+            ],
+        ),
+        tools=[get_weather],
+        tool_call_limit=1,
+        telemetry=False,
+    )
+    out = agent.run("Weather in Paris and Rome?")
+    return {"runs": [run_output_truth(out)]}
+
+
 def scenario_multi_step() -> Dict[str, Any]:
     agent = Agent(
         id="booking-agent",
@@ -495,6 +531,23 @@ def main() -> None:
     write("paused_continued", {"paused_run_id": p["out"].run_id, "runs": [run_output_truth(continued)]})
 
     write("multi_step", isolated(scenario_multi_step))
+
+    # Rejected HITL: the paused run, then continue_run after reject(); only the continuation
+    # is the fixture (the paused half looks exactly like `paused`).
+    r = isolated(scenario_paused_rejected)
+    rejected_paused_truth = run_output_truth(r["out"])
+    exporter.clear()
+    for requirement in r["out"].active_requirements:
+        requirement.reject(note="Not allowed to touch /etc")
+    rejected = isolated(
+        lambda: r["agent"].continue_run(run_id=r["out"].run_id, requirements=r["out"].requirements, session_id="s-rejected")
+    )
+    write(
+        "paused_rejected",
+        {"paused_run_id": r["out"].run_id, "paused_run": rejected_paused_truth, "runs": [run_output_truth(rejected)]},
+    )
+
+    write("tool_call_limit", isolated(scenario_tool_call_limit))
 
     leftover = {k: len(v) for k, v in SCRIPTS.items() if v}
     if leftover:
