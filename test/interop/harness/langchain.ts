@@ -1,0 +1,162 @@
+import { LangChainInstrumentation } from '@arizeai/openinference-instrumentation-langchain';
+import * as callbackManager from '@langchain/core/callbacks/manager';
+import { AIMessage } from '@langchain/core/messages';
+import { fakeModel } from '@langchain/core/testing';
+import { tool } from '@langchain/core/tools';
+import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import { createAgent } from 'langchain';
+import { z } from 'zod';
+import { createCapture, settle } from './capture.js';
+import { buildGroundTruth } from './ground-truth.js';
+import {
+  multiStep,
+  parallelCalls,
+  subagentAsTool,
+  toolError,
+  unknownTool,
+  WEATHER_AGENT,
+} from './scenario-scripts.js';
+import { isCallTurn, Script, type ScriptedTurn } from './script.js';
+import { celsiusToFahrenheit, flakyDb, getWeather } from './tool-bodies.js';
+import { ToolRecorder } from './tool-recorder.js';
+import type { ScenarioName, ScenarioOptions, ScenarioResult } from './types.js';
+
+/** More turns than any scenario needs; the fake throws once its queue is empty. */
+const QUEUED_TURNS = 8;
+
+/**
+ * A turn as ChatOpenAI would return it: tool calls also in `additional_kwargs.tool_calls`
+ * (OpenAI wire format), the only place the OpenInference tracer reads them from.
+ */
+function toMessage(turn: ScriptedTurn): AIMessage {
+  if (!isCallTurn(turn)) return new AIMessage(turn.text);
+  return new AIMessage({
+    content: '',
+    tool_calls: turn.calls.map((c) => ({
+      id: c.id,
+      name: c.name,
+      args: c.args as Record<string, unknown>,
+      type: 'tool_call',
+    })),
+    additional_kwargs: {
+      tool_calls: turn.calls.map((c) => ({
+        id: c.id,
+        type: 'function',
+        function: { name: c.name, arguments: JSON.stringify(c.args) },
+      })),
+    },
+  });
+}
+
+function scriptedModel(script: Script, agent: string) {
+  const model = fakeModel();
+  for (let i = 0; i < QUEUED_TURNS; i++) model.respond(() => toMessage(script.next(agent)));
+  return model;
+}
+
+function weatherTools(recorder: ToolRecorder, agent: string) {
+  return [
+    tool(recorder.wrap(agent, 'getWeather', getWeather), {
+      name: 'getWeather',
+      description: 'Current temperature of a city in °C',
+      schema: z.object({ city: z.string() }),
+    }),
+    tool(recorder.wrap(agent, 'celsiusToFahrenheit', celsiusToFahrenheit), {
+      name: 'celsiusToFahrenheit',
+      description: 'Converts °C to °F',
+      schema: z.object({ c: z.number() }),
+    }),
+    tool(recorder.wrap(agent, 'flakyDb', flakyDb), {
+      name: 'flakyDb',
+      description: 'Queries the order database',
+      schema: z.object({ query: z.string() }),
+    }),
+  ];
+}
+
+let instrumentation: LangChainInstrumentation | undefined;
+
+function traceTo(provider: BasicTracerProvider): void {
+  if (!instrumentation) {
+    instrumentation = new LangChainInstrumentation({ tracerProvider: provider });
+    instrumentation.manuallyInstrument(callbackManager);
+  } else {
+    instrumentation.setTracerProvider(provider);
+  }
+}
+
+function scriptFor(scenario: ScenarioName): Script {
+  switch (scenario) {
+    case 'multi_step':
+    case 'stream_multi_step':
+      return new Script(multiStep());
+    case 'tool_error':
+      return new Script(toolError());
+    case 'parallel_calls':
+      return new Script(parallelCalls());
+    case 'subagent_as_tool':
+      return new Script(subagentAsTool({ name: 'askResearcher', args: { question: 'Weather in Tokyo?' } }));
+    case 'unknown_tool':
+      return new Script(unknownTool());
+    default:
+      throw new Error(`langchain has no scenario ${scenario}`);
+  }
+}
+
+/** Runs one scenario with LangChain 1 `createAgent` (LangGraph) and the OpenInference callback tracer. */
+export async function runLangChainScenario(
+  scenario: ScenarioName,
+  options: ScenarioOptions = {},
+): Promise<ScenarioResult> {
+  const capture = createCapture(options.spanProcessors);
+  traceTo(capture.provider);
+  const script = scriptFor(scenario);
+  const recorder = new ToolRecorder();
+
+  let agent: ReturnType<typeof createAgent>;
+  let prompt = 'What is the weather in Paris?';
+  if (scenario === 'subagent_as_tool') {
+    const researcher = createAgent({
+      name: 'researcher',
+      model: scriptedModel(script, 'researcher'),
+      tools: weatherTools(recorder, 'researcher'),
+    });
+    const askResearcher = tool(
+      recorder.wrap('orchestrator', 'askResearcher', async ({ question }: { question: string }) => {
+        const result = await researcher.invoke({ messages: [{ role: 'user', content: question }] });
+        const last = result.messages.at(-1);
+        return typeof last?.content === 'string' ? last.content : JSON.stringify(last?.content);
+      }),
+      {
+        name: 'askResearcher',
+        description: 'Delegates a question to the researcher agent',
+        schema: z.object({ question: z.string() }),
+      },
+    );
+    agent = createAgent({
+      name: 'orchestrator',
+      model: scriptedModel(script, 'orchestrator'),
+      tools: [askResearcher],
+    });
+    prompt = 'What is the weather in Tokyo? Ask the researcher.';
+  } else {
+    agent = createAgent({
+      name: WEATHER_AGENT,
+      model: scriptedModel(script, WEATHER_AGENT),
+      tools: weatherTools(recorder, WEATHER_AGENT),
+    });
+  }
+
+  const input = { messages: [{ role: 'user', content: prompt }] };
+  if (scenario === 'stream_multi_step') {
+    const stream = await agent.stream(input, { streamMode: 'values' });
+    for await (const _chunk of stream) {
+      // Drain: the run advances only as the stream is read.
+    }
+  } else {
+    await agent.invoke(input);
+  }
+  await settle();
+  const spans = await capture.finish();
+  return { spans, groundTruth: buildGroundTruth('langchain', scenario, script, recorder.calls) };
+}

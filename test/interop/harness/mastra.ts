@@ -1,0 +1,247 @@
+import { Agent } from '@mastra/core/agent';
+import { Mastra } from '@mastra/core/mastra';
+import { createTool } from '@mastra/core/tools';
+import { OtelExporter } from '@mastra/otel-exporter';
+import { ROOT_CONTEXT } from '@opentelemetry/api';
+import type { ExportResult } from '@opentelemetry/core';
+import type { ReadableSpan, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { z } from 'zod';
+import { settle } from './capture.js';
+import { buildGroundTruth } from './ground-truth.js';
+import { multiStep, parallelCalls, subagentAsTool, toolError, WEATHER_AGENT } from './scenario-scripts.js';
+import { isCallTurn, Script, type ScriptedTurn } from './script.js';
+import { celsiusToFahrenheit, flakyDb, getWeather } from './tool-bodies.js';
+import { ToolRecorder } from './tool-recorder.js';
+import type { ScenarioName, ScenarioOptions, ScenarioResult } from './types.js';
+
+/**
+ * Mastra 0.24's AI-tracing registry is process-global (one Mastra per config name), so one
+ * Mastra holds every agent; the scenario being run is swapped in through `current`.
+ */
+const current: { script?: Script; recorder?: ToolRecorder; sink?: (spans: ReadableSpan[]) => void } = {};
+
+/** Hands exported spans to the running scenario. Its shutdown is a no-op (see capture notes). */
+class SinkExporter implements SpanExporter {
+  export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
+    current.sink?.(spans);
+    done({ code: 0 });
+  }
+  async shutdown(): Promise<void> {}
+  async forceFlush(): Promise<void> {}
+}
+
+const USAGE = { inputTokens: 10, outputTokens: 5, totalTokens: 15 };
+
+type V2Part = Record<string, unknown> & { type: string };
+
+function streamParts(turn: ScriptedTurn): V2Part[] {
+  const parts: V2Part[] = [{ type: 'stream-start', warnings: [] }];
+  if (isCallTurn(turn)) {
+    for (const c of turn.calls) {
+      parts.push({ type: 'tool-call', toolCallId: c.id, toolName: c.name, input: JSON.stringify(c.args) });
+    }
+    parts.push({ type: 'finish', finishReason: 'tool-calls', usage: USAGE });
+  } else {
+    parts.push(
+      { type: 'text-start', id: 't1' },
+      { type: 'text-delta', id: 't1', delta: turn.text },
+      { type: 'text-end', id: 't1' },
+      { type: 'finish', finishReason: 'stop', usage: USAGE },
+    );
+  }
+  return parts;
+}
+
+function lastUserText(prompt: unknown): string {
+  const messages = Array.isArray(prompt) ? prompt : [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i] as { role?: string; content?: unknown };
+    if (m.role !== 'user') continue;
+    if (typeof m.content === 'string') return m.content;
+    if (Array.isArray(m.content)) return m.content.map((p: { text?: string }) => p.text ?? '').join('');
+  }
+  return '';
+}
+
+/**
+ * A scripted AI SDK v5 model (spec v2): Mastra 0.24 rejects v3 models. `onRunStart` runs on the
+ * first call of each agent run (used to record agent-as-tool invocations).
+ */
+function scriptedModel(agent: string, onRunStart?: (prompt: unknown) => void) {
+  const next = (prompt: unknown) => {
+    // A prompt without assistant messages opens a new run of this agent.
+    const msgs = Array.isArray(prompt) ? (prompt as Array<{ role?: string }>) : [];
+    if (onRunStart && msgs.every((m) => m.role !== 'assistant')) onRunStart(prompt);
+    return current.script!.next(agent);
+  };
+  return {
+    specificationVersion: 'v2' as const,
+    provider: 'mock-provider',
+    modelId: 'mock-model-id',
+    supportedUrls: {},
+    async doGenerate(options: { prompt: unknown }) {
+      const turn = next(options.prompt);
+      const content = isCallTurn(turn)
+        ? turn.calls.map((c) => ({
+            type: 'tool-call',
+            toolCallId: c.id,
+            toolName: c.name,
+            input: JSON.stringify(c.args),
+          }))
+        : [{ type: 'text', text: turn.text }];
+      return {
+        content,
+        finishReason: isCallTurn(turn) ? 'tool-calls' : 'stop',
+        usage: USAGE,
+        warnings: [],
+      };
+    },
+    async doStream(options: { prompt: unknown }) {
+      const parts = streamParts(next(options.prompt));
+      return {
+        stream: new ReadableStream<V2Part>({
+          start(controller) {
+            for (const p of parts) controller.enqueue(p);
+            controller.close();
+          },
+        }),
+      };
+    },
+  };
+}
+
+function weatherTools(agent: string) {
+  const run =
+    <A, R>(name: string, fn: (args: A) => R) =>
+    async ({ context }: { context: A }) =>
+      current.recorder!.wrap(agent, name, fn)(context);
+  return {
+    getWeather: createTool({
+      id: 'getWeather',
+      description: 'Current temperature of a city in °C',
+      inputSchema: z.object({ city: z.string() }),
+      execute: run('getWeather', getWeather),
+    }),
+    celsiusToFahrenheit: createTool({
+      id: 'celsiusToFahrenheit',
+      description: 'Converts °C to °F',
+      inputSchema: z.object({ c: z.number() }),
+      execute: run('celsiusToFahrenheit', celsiusToFahrenheit),
+    }),
+    flakyDb: createTool({
+      id: 'flakyDb',
+      description: 'Queries the order database',
+      inputSchema: z.object({ query: z.string() }),
+      execute: run('flakyDb', flakyDb),
+    }),
+  };
+}
+
+let setup: { mastra: Mastra; exporter: OtelExporter } | undefined;
+
+function getSetup(): { mastra: Mastra; exporter: OtelExporter } {
+  if (setup) return setup;
+  const researcher = new Agent({
+    name: 'researcher',
+    instructions: 'You research weather.',
+    model: scriptedModel('researcher', (prompt) =>
+      current.recorder!.record('orchestrator', 'agent-researcher', { prompt: lastUserText(prompt) }),
+    ) as any,
+    tools: weatherTools('researcher'),
+  });
+  const weatherAgent = new Agent({
+    name: WEATHER_AGENT,
+    instructions: 'You answer weather questions.',
+    model: scriptedModel(WEATHER_AGENT) as any,
+    tools: weatherTools(WEATHER_AGENT),
+  });
+  const orchestrator = new Agent({
+    name: 'orchestrator',
+    instructions: 'You delegate research.',
+    model: scriptedModel('orchestrator') as any,
+    agents: { researcher },
+  });
+  const exporter = new OtelExporter({
+    // Required even with a custom exporter, else the exporter disables itself; never contacted.
+    provider: { custom: { endpoint: 'http://127.0.0.1:1/unused' } },
+    exporter: new SinkExporter(),
+  } as any);
+  const mastra = new Mastra({
+    agents: { [WEATHER_AGENT]: weatherAgent, orchestrator, researcher },
+    observability: { configs: { otel: { serviceName: 'mastra-interop', exporters: [exporter] } } },
+    logger: false,
+  } as any);
+  setup = { mastra, exporter };
+  return setup;
+}
+
+function scriptFor(scenario: ScenarioName): Script {
+  switch (scenario) {
+    case 'multi_step':
+    case 'stream_multi_step':
+      return new Script(multiStep());
+    case 'tool_error':
+      return new Script(toolError());
+    case 'parallel_calls':
+      return new Script(parallelCalls());
+    case 'subagent_as_tool':
+      return new Script(subagentAsTool({ name: 'agent-researcher', args: { prompt: 'Weather in Tokyo?' } }));
+    default:
+      throw new Error(`mastra has no scenario ${scenario}`);
+  }
+}
+
+/** Replays Mastra's finished spans into span processors: starts in start order, then ends in end order. */
+function replayInto(processors: readonly SpanProcessor[], spans: readonly ReadableSpan[]): void {
+  const ns = (t: [number, number]) => t[0] * 1e9 + t[1];
+  const byStart = [...spans].sort((a, b) => ns(a.startTime) - ns(b.startTime));
+  for (const p of processors) for (const s of byStart) p.onStart(s as any, ROOT_CONTEXT);
+  for (const p of processors) for (const s of spans) p.onEnd(s);
+}
+
+/**
+ * Runs one scenario with Mastra 0.24 (AI tracing + OtelExporter). Mastra builds ReadableSpans
+ * itself, outside any TracerProvider.
+ */
+export async function runMastraScenario(
+  scenario: ScenarioName,
+  options: ScenarioOptions = {},
+): Promise<ScenarioResult> {
+  const { mastra, exporter } = getSetup();
+  const script = scriptFor(scenario);
+  const recorder = new ToolRecorder();
+  const collected: ReadableSpan[] = [];
+  current.script = script;
+  current.recorder = recorder;
+  current.sink = (spans) => collected.push(...spans);
+  let traceId: string | undefined;
+  try {
+    if (scenario === 'subagent_as_tool') {
+      const result = await mastra
+        .getAgent('orchestrator')
+        .generate('What is the weather in Tokyo? Ask the researcher.', {
+          maxSteps: 5,
+        });
+      traceId = result.traceId;
+    } else if (scenario === 'stream_multi_step') {
+      const result = await mastra.getAgent(WEATHER_AGENT).stream('What is the weather in Paris, in °F?', {
+        maxSteps: 5,
+      });
+      await result.consumeStream();
+      traceId = result.traceId;
+    } else {
+      const result = await mastra
+        .getAgent(WEATHER_AGENT)
+        .generate('What is the weather in Paris?', { maxSteps: 5 });
+      traceId = result.traceId;
+    }
+    await settle();
+    // The exporter batches for 5 s; flush its processor instead of shutting it down (one-shot).
+    await (exporter as any).processor?.forceFlush();
+  } finally {
+    current.sink = undefined;
+  }
+  const spans = traceId ? collected.filter((s) => s.spanContext().traceId === traceId) : collected;
+  if (options.spanProcessors?.length) replayInto(options.spanProcessors, spans);
+  return { spans, groundTruth: buildGroundTruth('mastra', scenario, script, recorder.calls) };
+}

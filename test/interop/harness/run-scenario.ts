@@ -1,0 +1,56 @@
+import type { Framework, ScenarioName, ScenarioOptions, ScenarioResult } from './types.js';
+
+/** Scenarios each framework supports, in recording order. */
+export const SCENARIOS: Record<Framework, readonly ScenarioName[]> = {
+  'ai-sdk': [
+    'multi_step',
+    'tool_error',
+    'parallel_calls',
+    'subagent_as_tool',
+    'stream_multi_step',
+    'unknown_tool',
+    'invalid_input',
+  ],
+  mastra: ['multi_step', 'tool_error', 'parallel_calls', 'subagent_as_tool', 'stream_multi_step'],
+  'openai-agents': [
+    'multi_step',
+    'tool_error',
+    'parallel_calls',
+    'subagent_as_tool',
+    'stream_multi_step',
+    'unknown_tool',
+    'handoff',
+  ],
+  langchain: [
+    'multi_step',
+    'tool_error',
+    'parallel_calls',
+    'subagent_as_tool',
+    'stream_multi_step',
+    'unknown_tool',
+  ],
+};
+
+/**
+ * Runs one scenario of one real framework, offline, with a scripted model and real tools.
+ * Framework modules load lazily so a test of one framework does not import the others.
+ */
+export async function runScenario(
+  framework: Framework,
+  scenario: ScenarioName,
+  options: ScenarioOptions = {},
+): Promise<ScenarioResult> {
+  if (!SCENARIOS[framework].includes(scenario)) {
+    throw new Error(`${framework} has no scenario ${scenario}`);
+  }
+  switch (framework) {
+    case 'ai-sdk':
+      return (await import('./ai-sdk.js')).runAiSdkScenario(scenario, options);
+    case 'mastra':
+      return (await import('./mastra.js')).runMastraScenario(scenario, options);
+    case 'openai-agents':
+      return (await import('./openai-agents.js')).runOpenAiAgentsScenario(scenario, options);
+    case 'langchain':
+      return (await import('./langchain.js')).runLangChainScenario(scenario, options);
+  }
+}

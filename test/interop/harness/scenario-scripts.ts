@@ -1,0 +1,118 @@
+import type { AgentScript, ScriptedCall } from './script.js';
+
+/**
+ * The scripted conversations, shared by every framework. Agent names are the ones the
+ * framework gets (function id, agent name or graph name).
+ */
+
+export const WEATHER_AGENT = 'weather_agent';
+
+export function multiStep(agent = WEATHER_AGENT): AgentScript[] {
+  return [
+    {
+      agent,
+      parent: null,
+      turns: [
+        { calls: [{ id: 'call_1', name: 'getWeather', args: { city: 'Paris' } }] },
+        { calls: [{ id: 'call_2', name: 'celsiusToFahrenheit', args: { c: 18 } }] },
+        { text: 'It is 18°C (64.4°F) in Paris.' },
+      ],
+    },
+  ];
+}
+
+export function toolError(agent = WEATHER_AGENT): AgentScript[] {
+  return [
+    {
+      agent,
+      parent: null,
+      turns: [
+        { calls: [{ id: 'call_e1', name: 'flakyDb', args: { query: 'orders' } }] },
+        { text: 'The order database is unavailable right now.' },
+      ],
+    },
+  ];
+}
+
+export function parallelCalls(agent = WEATHER_AGENT): AgentScript[] {
+  return [
+    {
+      agent,
+      parent: null,
+      turns: [
+        {
+          calls: [
+            { id: 'call_p1', name: 'getWeather', args: { city: 'Paris' } },
+            { id: 'call_p2', name: 'getWeather', args: { city: 'Tokyo' } },
+          ],
+        },
+        { text: 'Paris 18°C, Tokyo 22°C.' },
+      ],
+    },
+  ];
+}
+
+/** `delegate` is how the framework exposes the researcher to the orchestrator's model. */
+export function subagentAsTool(delegate: Omit<ScriptedCall, 'id'>): AgentScript[] {
+  return [
+    {
+      agent: 'orchestrator',
+      parent: null,
+      turns: [{ calls: [{ id: 'call_o1', ...delegate }] }, { text: 'The researcher says Tokyo is 22°C.' }],
+    },
+    {
+      agent: 'researcher',
+      parent: 'orchestrator',
+      turns: [
+        { calls: [{ id: 'call_r1', name: 'getWeather', args: { city: 'Tokyo' } }] },
+        { text: 'Research: Tokyo is 22°C.' },
+      ],
+    },
+  ];
+}
+
+export function unknownTool(agent = WEATHER_AGENT): AgentScript[] {
+  return [
+    {
+      agent,
+      parent: null,
+      turns: [
+        { calls: [{ id: 'call_u1', name: 'launchRockets', args: { target: 'moon' } }] },
+        { text: 'I cannot launch rockets.' },
+      ],
+    },
+  ];
+}
+
+/** The first call fails the schema (city must be a string); the model then retries correctly. */
+export function invalidInput(agent = WEATHER_AGENT): AgentScript[] {
+  return [
+    {
+      agent,
+      parent: null,
+      turns: [
+        { calls: [{ id: 'call_i1', name: 'getWeather', args: { city: 42 } }] },
+        { calls: [{ id: 'call_i2', name: 'getWeather', args: { city: 'Paris' } }] },
+        { text: 'It is 18°C in Paris.' },
+      ],
+    },
+  ];
+}
+
+export function handoff(): AgentScript[] {
+  return [
+    {
+      agent: 'triage',
+      parent: null,
+      turns: [{ calls: [{ id: 'call_h1', name: 'transfer_to_weather_specialist', args: {} }] }],
+    },
+    {
+      agent: 'weather_specialist',
+      parent: 'triage',
+      turns: [
+        { calls: [{ id: 'call_h2', name: 'getWeather', args: { city: 'Paris' } }] },
+        { text: 'It is 18°C in Paris.' },
+      ],
+    },
+  ];
+}
