@@ -1,0 +1,198 @@
+/**
+ * Differential test: `toolOrder` in `mastra` mode against the real `@mastra/evals` 1.10.2
+ * `createToolCallAccuracyScorerCode`, on seeded random call sequences and option sets
+ * (mastra.md §4 shows the run object it takes).
+ */
+import { createToolCallAccuracyScorerCode } from '@mastra/evals/scorers/prebuilt';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { toolOrder } from '../../src/scorers/tool-order.js';
+import type { AgentRun, ToolExecution, ToolStatus } from '../../src/types.js';
+
+interface CallSpec {
+  name: string;
+  callId: string | undefined;
+  status: ToolStatus;
+}
+
+interface OptionSpec {
+  expectedTool: string | undefined;
+  expectedToolOrder: string[] | undefined;
+  strictMode: boolean | undefined;
+}
+
+// `x` is never called; `` is a nameless call, which Mastra skips.
+const ALPHABET = ['a', 'b', 'c', 'd', ''];
+const EXPECTED_NAMES = ['a', 'b', 'c', 'd', 'x'];
+const STATUSES: ToolStatus[] = ['ok', 'error', 'refused', 'paused'];
+
+function fakeRun(calls: CallSpec[]): AgentRun {
+  const run = {
+    agent: 'agent',
+    traceId: '0'.repeat(32),
+    spanId: 'run',
+    implicit: false,
+    children: [],
+    executions: [],
+    requests: [],
+    calls: [] as ToolExecution[],
+    history: [],
+    start: 0,
+    status: 0,
+    attributes: {},
+    hasErrorSpan: false,
+  } as AgentRun;
+  run.calls = calls.map(
+    (c, i): ToolExecution => ({
+      name: c.name,
+      ...(c.callId !== undefined ? { callId: c.callId } : {}),
+      argsSource: 'none',
+      status: c.status,
+      fromHistory: false,
+      requestOnly: c.status === 'refused' || c.status === 'paused',
+      spanId: `span-${i}`,
+      start: i,
+      run,
+      convention: 'gen_ai',
+    }),
+  );
+  return run;
+}
+
+/** The state Mastra gives such a call (mastra.md §4.4). */
+function mastraState(status: ToolStatus): string {
+  if (status === 'ok') return 'result';
+  if (status === 'error') return 'output-error';
+  return 'call';
+}
+
+function mastraRun(calls: CallSpec[]) {
+  return {
+    input: {
+      inputMessages: [
+        { id: 'u', role: 'user', content: { format: 2, parts: [{ type: 'text', text: 'hi' }] } },
+      ],
+    },
+    output: [
+      {
+        id: 'm',
+        role: 'assistant',
+        createdAt: new Date(0),
+        content: {
+          format: 2,
+          parts: calls.map((c) => ({
+            type: 'tool-invocation',
+            toolInvocation: {
+              ...(c.callId !== undefined ? { toolCallId: c.callId } : {}),
+              toolName: c.name,
+              args: {},
+              state: mastraState(c.status),
+            },
+          })),
+        },
+      },
+    ],
+  };
+}
+
+function mastraOptions(o: OptionSpec): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (o.expectedTool !== undefined) out.expectedTool = o.expectedTool;
+  if (o.expectedToolOrder !== undefined) out.expectedToolOrder = o.expectedToolOrder;
+  if (o.strictMode !== undefined) out.strictMode = o.strictMode;
+  return out;
+}
+
+const callArb = fc.record({
+  name: fc.constantFrom(...ALPHABET),
+  callId: fc.oneof(
+    fc.constant(undefined),
+    fc.constant(''),
+    fc.integer({ min: 0, max: 9 }).map((n) => `call-${n}`),
+  ),
+  status: fc.constantFrom(...STATUSES),
+});
+const optionArb = fc.record({
+  expectedTool: fc.option(fc.constantFrom('', ...EXPECTED_NAMES), { nil: undefined }),
+  expectedToolOrder: fc.option(fc.array(fc.constantFrom(...EXPECTED_NAMES), { maxLength: 4 }), {
+    nil: undefined,
+  }),
+  strictMode: fc.option(fc.boolean(), { nil: undefined }),
+});
+
+async function compare(calls: CallSpec[], options: OptionSpec): Promise<void> {
+  let mastraError: unknown;
+  let mastraScorer: ReturnType<typeof createToolCallAccuracyScorerCode> | undefined;
+  try {
+    mastraScorer = createToolCallAccuracyScorerCode(mastraOptions(options) as never);
+  } catch (e) {
+    mastraError = e;
+  }
+  if (mastraError) {
+    expect(() => toolOrder(options)).toThrow((mastraError as Error).message);
+    return;
+  }
+  const ours = toolOrder(options).score(fakeRun(calls));
+  const theirs = await mastraScorer!.run(mastraRun(calls) as never);
+  expect(ours.score).toBe(theirs.score);
+  expect(ours.passed).toBe(theirs.score === 1);
+  const expected = JSON.parse(JSON.stringify(theirs.preprocessStepResult)) as Record<string, unknown>;
+  expected.toolCallInfos = (expected.toolCallInfos as Array<Record<string, unknown>>).map((i) => ({
+    toolName: i.toolName,
+    toolCallId: i.toolCallId,
+  }));
+  const detail = JSON.parse(JSON.stringify(ours.detail)) as Record<string, unknown>;
+  detail.toolCallInfos = (detail.toolCallInfos as Array<Record<string, unknown>>).map((i) => ({
+    toolName: i.toolName,
+    toolCallId: i.toolCallId,
+  }));
+  delete detail.orderSemantics;
+  expect(detail).toEqual(expected);
+}
+
+describe('tool_order (mastra) against @mastra/evals 1.10.2', () => {
+  it('agrees on score and detail for 4,000 seeded random runs and option sets', async () => {
+    let compared = 0;
+    let scoredOne = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(callArb, { maxLength: 8 }), optionArb, async (calls, options) => {
+        await compare(calls, options);
+        compared++;
+        if (calls.some((c) => c.name !== '')) scoredOne++;
+      }),
+      { seed: 20261129, numRuns: 4000 },
+    );
+    expect(compared).toBe(4000);
+    // The generator really produced runs with calls (not only empty ones).
+    expect(scoredOne).toBeGreaterThan(3000);
+  }, 120_000);
+
+  it('agrees on the cases where the two order semantics famously diverge', async () => {
+    const cases: Array<[string[], OptionSpec]> = [
+      [['b', 'a', 'b'], { expectedTool: undefined, expectedToolOrder: ['a', 'b'], strictMode: false }],
+      [['a', 'a'], { expectedTool: undefined, expectedToolOrder: ['a', 'a'], strictMode: false }],
+      [['a', 'a'], { expectedTool: undefined, expectedToolOrder: ['a', 'a'], strictMode: true }],
+      [['a', 'b', 'a'], { expectedTool: undefined, expectedToolOrder: ['a', 'b'], strictMode: undefined }],
+      [['a'], { expectedTool: undefined, expectedToolOrder: [], strictMode: undefined }],
+      [['a'], { expectedTool: 'a', expectedToolOrder: [], strictMode: true }],
+      [[], { expectedTool: 'a', expectedToolOrder: undefined, strictMode: undefined }],
+      [['a', 'a'], { expectedTool: 'a', expectedToolOrder: undefined, strictMode: true }],
+    ];
+    for (const [names, options] of cases) {
+      await compare(
+        names.map((name, i) => ({ name, callId: `c${i}`, status: 'ok' })),
+        options,
+      );
+    }
+  });
+
+  it('throws the same constructor error as Mastra', () => {
+    expect(() => createToolCallAccuracyScorerCode({} as never)).toThrow(
+      'Either expectedTool or expectedToolOrder must be provided',
+    );
+    expect(() => toolOrder({})).toThrow('Either expectedTool or expectedToolOrder must be provided');
+    expect(() => toolOrder({ expectedTool: '' })).toThrow(
+      'Either expectedTool or expectedToolOrder must be provided',
+    );
+  });
+});
