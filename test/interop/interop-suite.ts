@@ -1,0 +1,84 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { describe, expect, it } from 'vitest';
+import { spansFromOtlpJson } from '../../src/conventions/from-otlp-json.js';
+import { fromReadableSpan } from '../../src/conventions/from-readable-span.js';
+import { reconstructTraces } from '../../src/reconstruction/reconstruct-trace.js';
+import type { Problem } from '../../src/types.js';
+import { runsAsTruth } from './harness/reconstructed-runs.js';
+import { runScenario, SCENARIOS } from './harness/run-scenario.js';
+import type { Framework, GroundTruth, ScenarioName, ScenarioResult } from './harness/types.js';
+
+const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '../fixtures');
+
+export interface SuiteOptions {
+  /** Tells a framework's tool-execution span apart, independently of toolwatch's adapters. */
+  isToolSpan: (span: ReadableSpan) => boolean;
+  /**
+   * Assertions known to fail because of a reported adapter gap, as `live:<scenario>` or
+   * `fixture:<scenario>`; each is run with `it.fails`, so it turns red once the gap is fixed.
+   */
+  knownGaps?: readonly string[];
+}
+
+function loadFixture(framework: Framework, scenario: ScenarioName): { otlp: unknown; truth: GroundTruth } {
+  const base = join(FIXTURES, framework, scenario);
+  return {
+    otlp: JSON.parse(readFileSync(`${base}.otlp.json`, 'utf8')),
+    truth: JSON.parse(readFileSync(`${base}.truth.json`, 'utf8')) as GroundTruth,
+  };
+}
+
+/**
+ * The same checks for every framework: (a) live — run the scenario, convert the SDK spans,
+ * reconstruct, compare with ground truth; (b) fixture — decode the committed OTLP/JSON and
+ * compare with its committed truth.
+ */
+export function describeInterop(framework: Framework, options: SuiteOptions): void {
+  const gaps = new Set(options.knownGaps ?? []);
+  const itFor = (key: string) => (gaps.has(key) ? it.fails : it);
+
+  describe(`${framework} interop`, () => {
+    const live = new Map<ScenarioName, ScenarioResult>();
+    const liveRun = async (scenario: ScenarioName) => {
+      let result = live.get(scenario);
+      if (!result) {
+        result = await runScenario(framework, scenario);
+        live.set(scenario, result);
+      }
+      return result;
+    };
+
+    for (const scenario of SCENARIOS[framework]) {
+      describe(scenario, () => {
+        it('the framework emitted one tool span per executed call, in one trace', async () => {
+          const { spans, groundTruth } = await liveRun(scenario);
+          const executed = groundTruth.runs.flatMap((r) => r.calls).filter((c) => !c.requestOnly);
+          expect(spans.filter(options.isToolSpan)).toHaveLength(executed.length);
+          expect(new Set(spans.map((s) => s.spanContext().traceId)).size).toBe(1);
+        });
+
+        it('the committed fixture was recorded from the current script', async () => {
+          const { groundTruth } = await liveRun(scenario);
+          expect(loadFixture(framework, scenario).truth).toEqual(groundTruth);
+        });
+
+        itFor(`live:${scenario}`)('live spans reconstruct to the ground truth', async () => {
+          const { spans, groundTruth } = await liveRun(scenario);
+          const traces = reconstructTraces(spans.map(fromReadableSpan));
+          expect(runsAsTruth(traces)).toEqual(groundTruth.runs);
+        });
+
+        itFor(`fixture:${scenario}`)('the OTLP/JSON fixture reconstructs to the ground truth', () => {
+          const { otlp, truth } = loadFixture(framework, scenario);
+          const problems: Problem[] = [];
+          const spans = spansFromOtlpJson(otlp, problems);
+          expect(problems).toEqual([]);
+          expect(runsAsTruth(reconstructTraces(spans))).toEqual(truth.runs);
+        });
+      });
+    }
+  });
+}
