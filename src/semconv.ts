@@ -23,6 +23,15 @@ export const ATTR_GEN_AI_CONVERSATION_ID = 'gen_ai.conversation.id' as const;
 /** Proposal, not verified as merged: `allow | deny | require_approval`. */
 export const ATTR_GEN_AI_TOOL_CALL_DECISION_OUTCOME = 'gen_ai.tool.call.decision.outcome' as const;
 export const ATTR_ERROR_TYPE = 'error.type' as const;
+export const GEN_AI_OPERATION_NAME_VALUE_GENERATE_CONTENT = 'generate_content' as const;
+export const GEN_AI_OPERATION_NAME_VALUE_TEXT_COMPLETION = 'text_completion' as const;
+/** Span event of the decision proposal (carries `gen_ai.tool.call.decision.outcome`). */
+export const EVENT_GEN_AI_TOOL_CALL_DECISION = 'gen_ai.tool.call.decision' as const;
+// Google ADK: `<not specified>` call ids and the `execute_tool (merged)` duplicate span.
+export const ATTR_ADK_TOOL_CALL_ARGS = 'gcp.vertex.agent.tool_call_args' as const;
+export const ATTR_ADK_TOOL_RESPONSE = 'gcp.vertex.agent.tool_response' as const;
+export const ADK_CALL_ID_NOT_SPECIFIED = '<not specified>' as const;
+export const ADK_MERGED_TOOL_NAME = '(merged tools)' as const;
 
 export const GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL = 'execute_tool' as const;
 export const GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT = 'invoke_agent' as const;
@@ -43,6 +52,20 @@ export const ATTR_OI_OUTPUT_VALUE = 'output.value' as const;
 export const ATTR_OI_GRAPH_NODE_ID = 'graph.node.id' as const;
 export const ATTR_OI_GRAPH_NODE_PARENT_ID = 'graph.node.parent_id' as const;
 export const ATTR_OI_AGENT_NAME = 'agent.name' as const;
+export const ATTR_OI_TOOL_PARAMETERS = 'tool.parameters' as const;
+export const ATTR_OI_TOOL_ID = 'tool.id' as const;
+export const ATTR_OI_TOOL_CALL_ID = 'tool_call.id' as const;
+export const ATTR_OI_GRAPH_NODE_NAME = 'graph.node.name' as const;
+/** Prefixes of OpenInference's flattened messages (`llm.output_messages.0.message.tool_calls.0.tool_call.id`). */
+export const ATTR_OI_LLM_OUTPUT_MESSAGES = 'llm.output_messages' as const;
+export const ATTR_OI_LLM_INPUT_MESSAGES = 'llm.input_messages' as const;
+export const ATTR_OI_LLM_TOOLS = 'llm.tools' as const;
+export const OI_SPAN_KIND_TOOL = 'TOOL' as const;
+export const OI_SPAN_KIND_AGENT = 'AGENT' as const;
+export const OI_SPAN_KIND_LLM = 'LLM' as const;
+export const OI_SPAN_KIND_CHAIN = 'CHAIN' as const;
+export const ATTR_AGNO_AGENT_ID = 'agno.agent.id' as const;
+export const ATTR_AGNO_TEAM_ID = 'agno.team.id' as const;
 
 // --- Vercel AI SDK ≤ 6 -------------------------------------------------------------------
 export const SPAN_AI_TOOL_CALL = 'ai.toolCall' as const;
@@ -57,6 +80,10 @@ export const ATTR_AI_PROMPT_MESSAGES = 'ai.prompt.messages' as const;
 export const ATTR_AI_PROMPT_TOOLS = 'ai.prompt.tools' as const;
 export const ATTR_AI_TELEMETRY_FUNCTION_ID = 'ai.telemetry.functionId' as const;
 export const ATTR_AI_OPERATION_ID = 'ai.operationId' as const;
+export const SPAN_AI_GENERATE_TEXT = 'ai.generateText' as const;
+export const SPAN_AI_STREAM_TEXT = 'ai.streamText' as const;
+export const SPAN_AI_GENERATE_TEXT_DO_GENERATE = 'ai.generateText.doGenerate' as const;
+export const SPAN_AI_STREAM_TEXT_DO_STREAM = 'ai.streamText.doStream' as const;
 
 // --- Mastra 0.24 ---------------------------------------------------------------------------
 export const ATTR_MASTRA_TOOL_INPUT = 'gen_ai.tool.input' as const;
@@ -64,12 +91,15 @@ export const ATTR_MASTRA_TOOL_OUTPUT = 'gen_ai.tool.output' as const;
 export const ATTR_MASTRA_SPAN_TYPE = 'mastra.span.type' as const;
 export const MASTRA_OPERATION_TOOL_EXECUTE = 'tool.execute' as const;
 export const MASTRA_OPERATION_AGENT_RUN = 'agent.run' as const;
+export const ATTR_MASTRA_TOOL_SUCCESS = 'gen_ai.tool.success' as const;
+export const ATTR_MASTRA_SPAN_OUTPUT = 'output' as const;
 
 // --- Traceloop -----------------------------------------------------------------------------
 export const ATTR_TRACELOOP_SPAN_KIND = 'traceloop.span.kind' as const;
 export const ATTR_TRACELOOP_ENTITY_NAME = 'traceloop.entity.name' as const;
 export const ATTR_TRACELOOP_ENTITY_INPUT = 'traceloop.entity.input' as const;
 export const ATTR_TRACELOOP_ENTITY_OUTPUT = 'traceloop.entity.output' as const;
+export const ATTR_TRACELOOP_WORKFLOW_NAME = 'traceloop.workflow.name' as const;
 
 // --- Pydantic AI ---------------------------------------------------------------------------
 export const ATTR_PYDANTIC_AI_DEFERRAL_NAME = 'pydantic_ai.tool.deferral.name' as const;

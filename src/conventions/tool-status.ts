@@ -1,0 +1,88 @@
+import {
+  ATTR_ERROR_TYPE,
+  ATTR_GEN_AI_TOOL_CALL_DECISION_OUTCOME,
+  ATTR_MASTRA_TOOL_SUCCESS,
+  ATTR_PYDANTIC_AI_DEFERRAL_NAME,
+  ATTR_TOOLWATCH_TOOL_STATUS,
+} from '../semconv.js';
+import type { SpanLike, ToolStatus } from '../types.js';
+import { readFalse, readString, readTrue } from './read-values.js';
+
+export interface StatusFacts {
+  status: ToolStatus;
+  errorType?: string;
+  errorMessage?: string;
+}
+
+/**
+ * OpenAI Agents writes these when a human rejects a tool call; through OpenInference the
+ * span is an ordinary ERROR span, so only the text tells a refusal from a failure.
+ */
+const REJECTION_TEXTS = ['was manually rejected by user', 'Tool execution was not approved'];
+
+export function isRejectionText(text: string | undefined): boolean {
+  if (!text) return false;
+  for (const t of REJECTION_TEXTS) if (text.includes(t)) return true;
+  return false;
+}
+
+const REJECTED_CALL_ID = /Tool execution for (\S+?) was manually rejected by user/;
+
+/** The call id OpenAI Agents leaks into its rejection text, if any. */
+export function callIdFromRejection(text: string | undefined): string | undefined {
+  if (!text) return undefined;
+  return REJECTED_CALL_ID.exec(text)?.[1];
+}
+
+/**
+ * Status of a tool span (semantics §1 rule 3), in order of precedence: toolwatch's explicit
+ * `toolwatch.tool.status`; paused (Pydantic deferral, approval required); refused (decision
+ * deny, rejection text); error (status ERROR, `error.type`, `gen_ai.tool.success=false`,
+ * `error=true`); ok. `texts` are extra places a framework writes a rejection (outputs).
+ */
+export function readToolStatus(span: SpanLike, texts: Array<string | undefined> = []): StatusFacts {
+  const a = span.attributes;
+  const attrErrorType = readString(a[ATTR_ERROR_TYPE]);
+  const errorType = attrErrorType ?? exceptionField(span, 'exception.type');
+  const errorMessage =
+    readString(span.status?.message) ??
+    readString(a['error.message']) ??
+    exceptionField(span, 'exception.message');
+  const withError = (status: ToolStatus): StatusFacts => {
+    const out: StatusFacts = { status };
+    if (errorType !== undefined) out.errorType = errorType;
+    if (errorMessage !== undefined) out.errorMessage = errorMessage;
+    return out;
+  };
+
+  const explicit = readString(a[ATTR_TOOLWATCH_TOOL_STATUS]);
+  if (explicit === 'ok') return { status: 'ok' };
+  if (explicit === 'error' || explicit === 'refused' || explicit === 'paused') {
+    return withError(explicit);
+  }
+  if (readString(a[ATTR_PYDANTIC_AI_DEFERRAL_NAME]) !== undefined) return withError('paused');
+  const outcome = readString(a[ATTR_GEN_AI_TOOL_CALL_DECISION_OUTCOME]);
+  if (outcome === 'require_approval') return withError('paused');
+  if (outcome === 'deny') return withError('refused');
+  if (isRejectionText(errorMessage)) return withError('refused');
+  for (const t of texts) if (isRejectionText(t)) return withError('refused');
+
+  const failed =
+    span.status?.code === 2 ||
+    attrErrorType !== undefined ||
+    readFalse(a[ATTR_MASTRA_TOOL_SUCCESS]) ||
+    readTrue(a['error']);
+  return failed ? withError('error') : { status: 'ok' };
+}
+
+function exceptionField(span: SpanLike, key: string): string | undefined {
+  const events = span.events;
+  if (!Array.isArray(events)) return undefined;
+  for (const e of events) {
+    if (e?.name === 'exception') {
+      const v = readString(e.attributes?.[key]);
+      if (v !== undefined) return v;
+    }
+  }
+  return undefined;
+}

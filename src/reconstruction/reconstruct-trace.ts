@@ -1,0 +1,790 @@
+import { classifySpan } from '../conventions/classify.js';
+import { readString, readTrue } from '../conventions/read-values.js';
+import type {
+  AgentFacts,
+  ConventionAdapter,
+  LlmFacts,
+  MessageCall,
+  RefusalFacts,
+  SpanRole,
+  ToolFacts,
+} from '../conventions/span-facts.js';
+import { ATTR_TOOLWATCH_FROM_HISTORY } from '../semconv.js';
+import type {
+  AgentRun,
+  HistoryCall,
+  Problem,
+  ReconstructedTrace,
+  SpanLike,
+  ToolDefinition,
+  ToolExecution,
+  ToolRequest,
+} from '../types.js';
+import { canonicalArgs } from './canonical-args.js';
+
+/** The OpenAI Agents bridge's synthetic trace root (the SDK's default workflow name). */
+const AGENT_WORKFLOW = 'Agent workflow';
+
+interface Node {
+  span: SpanLike;
+  id: string;
+  parent: number;
+  children: number[];
+  start: number;
+  end: number | undefined;
+  role: SpanRole;
+  adapter: ConventionAdapter | undefined;
+  tool?: ToolFacts | undefined;
+  agent?: AgentFacts | undefined;
+  llm?: LlmFacts | undefined;
+}
+
+interface PendingRequest {
+  request: ToolRequest;
+  convention: string;
+  usable: boolean;
+}
+
+/** Per-run working state while the trace is read. */
+interface RunState {
+  run: AgentRun;
+  node: number;
+  facts: AgentFacts | undefined;
+  toolNodes: number[];
+  requests: PendingRequest[];
+  hints: Array<MessageCall & { spanId: string }>;
+  inputCalls: Array<MessageCall & { spanId: string }>;
+  refusals: RefusalFacts[];
+  history: HistoryCall[];
+  ownError: boolean;
+  llmDefinitions: ToolDefinition[] | undefined;
+}
+
+/**
+ * Groups spans by trace id (in order of first appearance) and reconstructs each trace.
+ */
+export function reconstructTraces(spans: SpanLike[]): ReconstructedTrace[] {
+  const groups = new Map<string, SpanLike[]>();
+  if (Array.isArray(spans)) {
+    for (const span of spans) {
+      const traceId = span && typeof span.traceId === 'string' ? span.traceId : '';
+      let group = groups.get(traceId);
+      if (!group) groups.set(traceId, (group = []));
+      group.push(span);
+    }
+  }
+  const out: ReconstructedTrace[] = [];
+  for (const group of groups.values()) out.push(reconstructTrace(group));
+  return out;
+}
+
+/**
+ * Rebuilds the agent runs of one trace (semantics §1): owning run = nearest agent
+ * ancestor; implicit runs where tools have no agent; nested and handoff runs; requests
+ * joined to executions; request-only calls; history kept apart. Linear in the number of
+ * spans (plus sorting), iterative (no recursion), and never throws on bad input: what it
+ * cannot read lands in `problems`.
+ */
+export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
+  const problems: Problem[] = [];
+  const list: unknown[] = Array.isArray(spans) ? spans : [];
+  let traceId = '';
+  for (const s of list) {
+    const t = (s as SpanLike | null)?.traceId;
+    if (typeof t === 'string' && t) {
+      traceId = t;
+      break;
+    }
+  }
+  const problem = (code: string, message: string, spanId?: string): void => {
+    const p: Problem = { code, message };
+    if (traceId) p.traceId = traceId;
+    if (spanId) p.spanId = spanId;
+    problems.push(p);
+  };
+
+  // 1. Index spans; normalise what a careless sender may get wrong.
+  const nodes: Node[] = [];
+  const byId = new Map<string, number>();
+  let mixedReported = false;
+  for (let i = 0; i < list.length; i++) {
+    const span = normalise(list[i], i, problem);
+    if (!span) continue;
+    if (span.traceId !== traceId && !mixedReported) {
+      mixedReported = true;
+      problem(
+        'mixed_trace',
+        `spans of trace ${span.traceId || '(none)'} were passed with trace ${traceId}`,
+        span.spanId,
+      );
+    }
+    if (byId.has(span.spanId)) {
+      problem(
+        'duplicate_span_id',
+        `span id ${span.spanId} appears more than once; the first span is kept`,
+        span.spanId,
+      );
+      continue;
+    }
+    const { role, adapter } = classifySpan(span);
+    byId.set(span.spanId, nodes.length);
+    nodes.push({
+      span,
+      id: span.spanId,
+      parent: -1,
+      children: [],
+      start: span.startTime,
+      end: span.endTime,
+      role,
+      adapter,
+    });
+  }
+  const n = nodes.length;
+
+  // 2. Parent links: orphans become roots.
+  for (let i = 0; i < n; i++) {
+    const node = nodes[i]!;
+    const pid = node.span.parentSpanId;
+    if (!pid) continue;
+    const p = byId.get(pid);
+    if (p === undefined) {
+      problem(
+        'orphan_span',
+        `parent ${pid} of span ${node.id} is missing; the span is treated as a root`,
+        node.id,
+      );
+    } else if (p === i) {
+      problem('parent_cycle', `span ${node.id} is its own parent; the link is dropped`, node.id);
+    } else {
+      node.parent = p;
+    }
+  }
+
+  // 3. Break parent cycles (each node is walked once: 0 new, 1 on the current path, 2 done).
+  const state = new Uint8Array(n);
+  const path: number[] = [];
+  for (let i = 0; i < n; i++) {
+    if (state[i] !== 0) continue;
+    path.length = 0;
+    let cur = i;
+    while (cur !== -1 && state[cur] === 0) {
+      state[cur] = 1;
+      path.push(cur);
+      cur = nodes[cur]!.parent;
+    }
+    if (cur !== -1 && state[cur] === 1) {
+      const last = path[path.length - 1]!;
+      problem(
+        'parent_cycle',
+        `parent links of span ${nodes[last]!.id} form a cycle; the link is dropped`,
+        nodes[last]!.id,
+      );
+      nodes[last]!.parent = -1;
+    }
+    for (const k of path) state[k] = 2;
+  }
+
+  // 4. Children and roots in (start, end, id) order.
+  const roots: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const p = nodes[i]!.parent;
+    if (p === -1) roots.push(i);
+    else nodes[p]!.children.push(i);
+  }
+  const byTime = (a: number, b: number): number => compareSpans(nodes[a]!, nodes[b]!);
+  roots.sort(byTime);
+  for (const node of nodes) if (node.children.length > 1) node.children.sort(byTime);
+
+  // 5. Read the spans that matter with the adapter that claimed them.
+  for (const node of nodes) {
+    const adapter = node.adapter;
+    if (!adapter) continue;
+    if (node.role === 'tool') node.tool = safe(() => adapter.tool(node.span));
+    else if (node.role === 'agent') node.agent = safe(() => adapter.agent(node.span));
+    else if (node.role === 'llm') node.llm = safe(() => adapter.llm(node.span));
+    if (node.role === 'tool' && !node.tool) node.role = 'other';
+    if (node.role === 'agent' && !node.agent) node.role = 'other';
+  }
+  const isWrapper = (i: number): boolean => {
+    const node = nodes[i]!;
+    if (!node.agent?.wrapperCandidate) return false;
+    if (node.span.name === AGENT_WORKFLOW) return true;
+    // The bridge's root is followed by the SDK's task span of the same name.
+    for (const c of node.children) {
+      const child = nodes[c]!;
+      if (child.role !== 'agent' && child.span.name === node.span.name) return true;
+    }
+    return false;
+  };
+
+  // 6. Pre-order walk: history flags, nearest agent ancestor, implicit-run anchors.
+  const order: number[] = [];
+  const history = new Uint8Array(n);
+  const runAgent = new Uint8Array(n);
+  const agentAnc = new Int32Array(n).fill(-1);
+  const anchor = new Int32Array(n);
+  {
+    const stack: number[] = [];
+    for (let r = roots.length - 1; r >= 0; r--) stack.push(roots[r]!);
+    while (stack.length > 0) {
+      const i = stack.pop()!;
+      order.push(i);
+      const node = nodes[i]!;
+      const p = node.parent;
+      history[i] =
+        (p !== -1 && history[p] === 1) || readTrue(node.span.attributes[ATTR_TOOLWATCH_FROM_HISTORY]) ? 1 : 0;
+      runAgent[i] = node.role === 'agent' && history[i] === 0 && !isWrapper(i) ? 1 : 0;
+      if (p === -1) {
+        anchor[i] = i;
+      } else {
+        agentAnc[i] = runAgent[p] === 1 ? p : agentAnc[p]!;
+        anchor[i] = nodes[p]!.role === 'tool' && node.role !== 'tool' ? i : anchor[p]!;
+      }
+      for (let c = node.children.length - 1; c >= 0; c--) stack.push(node.children[c]!);
+    }
+  }
+  const implicit = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    if (history[i] === 1 || runAgent[i] === 1 || agentAnc[i] !== -1) continue;
+    const node = nodes[i]!;
+    if (node.role === 'tool' || (node.role === 'llm' && (node.llm?.requests.length ?? 0) > 0))
+      implicit[anchor[i]!] = 1;
+  }
+
+  // 7. Runs, and what each span contributes to the run that owns it.
+  const owner: Array<RunState | undefined> = new Array(n);
+  const states: RunState[] = [];
+  const topLevel: AgentRun[] = [];
+  for (const i of order) {
+    const node = nodes[i]!;
+    const p = node.parent;
+    const parentState = p === -1 ? undefined : owner[p];
+    let own = parentState;
+    if (runAgent[i] === 1 || implicit[i] === 1) {
+      own = createRun(node, i, implicit[i] === 1 && runAgent[i] === 0, parentState, traceId);
+      states.push(own);
+      if (parentState) parentState.run.children.push(own.run);
+      else topLevel.push(own.run);
+    }
+    owner[i] = own;
+    if (!own) continue;
+    if (node.span.status.code === 2) own.ownError = true;
+    const spanId = node.id;
+    if (history[i] === 1) {
+      if (node.role === 'tool' && node.tool) own.history.push(historyEntry(node.tool, spanId, 'flag'));
+      for (const call of node.llm?.requests ?? []) own.history.push(historyEntry(call, spanId, 'flag'));
+      continue;
+    }
+    if (node.role === 'tool') own.toolNodes.push(i);
+    else if (node.role === 'llm' && node.llm) {
+      const llm = node.llm;
+      const time = node.end ?? node.start;
+      llm.requests.forEach((call, index) => {
+        const request: ToolRequest = { name: call.name, llmSpanId: spanId, index, time };
+        if (call.callId !== undefined) request.callId = call.callId;
+        if (call.args !== undefined) request.args = call.args;
+        if (call.argsRaw !== undefined) request.argsRaw = call.argsRaw;
+        if (call.argsError !== undefined) request.argsError = call.argsError;
+        if (call.pending) request.pending = true;
+        own.requests.push({ request, convention: llm.convention, usable: call.usable });
+      });
+      for (const h of llm.hints ?? []) own.hints.push({ ...h, spanId });
+      for (const c of llm.inputCalls ?? []) own.inputCalls.push({ ...c, spanId });
+      if (llm.refusals) own.refusals.push(...llm.refusals);
+      if (llm.toolDefinitions && !own.llmDefinitions) own.llmDefinitions = llm.toolDefinitions;
+    }
+  }
+
+  // 8. Handoffs and team members: a run naming its source by graph.node.parent_id is its child.
+  reparentHandoffs(states, topLevel);
+
+  // 9. Executions, joins, request-only calls.
+  const seenIds = new Set<string>();
+  const seenKeys = new Set<string>();
+  for (const st of states) {
+    buildCalls(st, nodes);
+    for (const e of st.run.executions) {
+      if (e.callId) seenIds.add(e.callId);
+      seenKeys.add(callKey(e.name, e.args));
+    }
+    for (const r of st.run.requests) {
+      if (r.callId) seenIds.add(r.callId);
+      seenKeys.add(callKey(r.name, r.args));
+    }
+  }
+
+  // 10. History: flagged spans, agent inputs, input messages matching nothing of this trace.
+  for (const st of states) buildHistory(st, seenIds, seenKeys);
+
+  // 11. Order nested runs, then hasErrorSpan bottom-up.
+  topLevel.sort(byRunStart);
+  const all: AgentRun[] = [];
+  const stack = [...topLevel];
+  while (stack.length > 0) {
+    const run = stack.pop()!;
+    all.push(run);
+    if (run.children.length > 1) run.children.sort(byRunStart);
+    for (const c of run.children) stack.push(c);
+  }
+  const ownError = new Map<AgentRun, boolean>();
+  for (const st of states) ownError.set(st.run, st.ownError);
+  for (let k = all.length - 1; k >= 0; k--) {
+    const run = all[k]!;
+    let err = ownError.get(run) === true;
+    for (const c of run.children) if (c.hasErrorSpan) err = true;
+    run.hasErrorSpan = err;
+  }
+
+  return { traceId, runs: topLevel, problems };
+}
+
+function createRun(
+  node: Node,
+  index: number,
+  isImplicit: boolean,
+  parent: RunState | undefined,
+  traceId: string,
+): RunState {
+  const span = node.span;
+  const facts = isImplicit ? undefined : node.agent;
+  const run: AgentRun = {
+    agent: facts?.name ?? implicitName(span),
+    traceId: span.traceId || traceId,
+    spanId: node.id,
+    implicit: isImplicit,
+    children: [],
+    executions: [],
+    requests: [],
+    calls: [],
+    history: [],
+    start: node.start,
+    status: span.status.code,
+    attributes: span.resource ? { ...span.resource, ...span.attributes } : { ...span.attributes },
+    hasErrorSpan: false,
+  };
+  if (facts?.agentId !== undefined) run.agentId = facts.agentId;
+  if (parent) run.parent = parent.run;
+  if (node.end !== undefined) run.end = node.end;
+  if (facts?.input !== undefined) run.input = facts.input;
+  if (facts?.output !== undefined) run.output = facts.output;
+  if (facts?.toolDefinitions) run.toolDefinitions = facts.toolDefinitions;
+  const st: RunState = {
+    run,
+    node: index,
+    facts,
+    toolNodes: [],
+    requests: [],
+    hints: [],
+    inputCalls: [],
+    refusals: facts?.refusals ? [...facts.refusals] : [],
+    history: [],
+    ownError: false,
+    llmDefinitions: undefined,
+  };
+  for (const h of facts?.history ?? []) st.history.push({ ...h, spanId: node.id });
+  return st;
+}
+
+/** The implicit run is named after its outermost span (LangGraph names its root CHAIN after the agent). */
+function implicitName(span: SpanLike): string {
+  const a = span.attributes;
+  return (
+    readString(a['traceloop.entity.name']) ??
+    readString(a['traceloop.workflow.name']) ??
+    (span.name || 'unknown')
+  );
+}
+
+function reparentHandoffs(states: RunState[], topLevel: AgentRun[]): void {
+  const byNodeId = new Map<string, RunState[]>();
+  const byName = new Map<string, RunState[]>();
+  for (const st of states) {
+    const nodeId = st.facts?.nodeId;
+    if (nodeId) push(byNodeId, nodeId, st);
+    push(byName, st.run.agent, st);
+  }
+  for (const st of states) {
+    const source = st.facts?.parentNodeId;
+    if (!source) continue;
+    const found = latestBefore(byNodeId.get(source), st) ?? latestBefore(byName.get(source), st);
+    if (!found || found.run === st.run.parent) continue;
+    const old = st.run.parent;
+    const siblings = old ? old.children : topLevel;
+    const at = siblings.indexOf(st.run);
+    if (at !== -1) siblings.splice(at, 1);
+    st.run.parent = found.run;
+    found.run.children.push(st.run);
+  }
+}
+
+/** The last candidate that started no later than `st` and is neither `st` nor inside it. */
+function latestBefore(candidates: RunState[] | undefined, st: RunState): RunState | undefined {
+  if (!candidates) return undefined;
+  let best: RunState | undefined;
+  for (const c of candidates) {
+    if (c === st || c.run.start > st.run.start || isInside(c.run, st.run)) continue;
+    if (!best || c.run.start >= best.run.start) best = c;
+  }
+  return best;
+}
+
+function isInside(run: AgentRun, ancestor: AgentRun): boolean {
+  for (let r: AgentRun | undefined = run; r; r = r.parent) if (r === ancestor) return true;
+  return false;
+}
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+function buildCalls(st: RunState, nodes: Node[]): void {
+  const run = st.run;
+  const executions: ToolExecution[] = [];
+  const usable = new Map<ToolExecution, boolean>();
+  const aliases = new Map<ToolExecution, string[]>();
+  for (const i of st.toolNodes) {
+    const node = nodes[i]!;
+    const f = node.tool!;
+    const exec: ToolExecution = {
+      name: f.name,
+      argsSource: f.args !== undefined || f.argsRaw !== undefined ? 'span' : 'none',
+      status: f.status,
+      fromHistory: false,
+      requestOnly: false,
+      spanId: node.id,
+      start: node.start,
+      run,
+      convention: f.convention,
+    };
+    if (f.callId !== undefined) exec.callId = f.callId;
+    if (f.args !== undefined) exec.args = f.args;
+    if (f.argsRaw !== undefined) exec.argsRaw = f.argsRaw;
+    if (f.argsError !== undefined) exec.argsError = f.argsError;
+    if (f.result !== undefined) exec.result = f.result;
+    if (f.errorType !== undefined) exec.errorType = f.errorType;
+    if (f.errorMessage !== undefined) exec.errorMessage = f.errorMessage;
+    if (node.end !== undefined) exec.end = node.end;
+    executions.push(exec);
+    usable.set(exec, f.usable);
+    if (f.aliases?.length) aliases.set(exec, f.aliases);
+  }
+  executions.sort(compareExecutions);
+  run.executions = executions;
+  run.requests = st.requests.map((p) => p.request);
+
+  joinRequests(executions, st.requests, aliases);
+  for (const exec of executions) {
+    const req = exec.request;
+    if (!req) continue;
+    if (exec.callId === undefined && req.callId !== undefined) exec.callId = req.callId;
+    if (
+      req.args !== undefined &&
+      (!usable.get(exec) || isEmptyRecord(exec.args)) &&
+      !isEmptyRecord(req.args)
+    ) {
+      exec.args = req.args;
+      exec.argsSource = 'request';
+    }
+  }
+  lendHintIds(executions, st.hints);
+
+  // Request-only calls: the model asked, nothing ran.
+  const refusalById = new Map<string, RefusalFacts>();
+  const refusalByName = new Map<string, RefusalFacts>();
+  for (const r of st.refusals) {
+    if (r.callId) refusalById.set(r.callId, r);
+    else if (r.name) refusalByName.set(r.name, r);
+  }
+  const requestOnly: ToolExecution[] = [];
+  for (const p of st.requests) {
+    const req = p.request;
+    if (req.execution) continue;
+    const refusal = (req.callId ? refusalById.get(req.callId) : undefined) ?? refusalByName.get(req.name);
+    if (refusal && !refusal.pending) req.refusal = refusal.text;
+    if (refusal?.pending) req.pending = true;
+    const call: ToolExecution = {
+      name: req.name,
+      argsSource: req.args !== undefined ? 'request' : 'none',
+      status: req.pending ? 'paused' : 'refused',
+      fromHistory: false,
+      requestOnly: true,
+      spanId: req.llmSpanId,
+      start: req.time,
+      end: req.time,
+      run,
+      request: req,
+      convention: p.convention,
+    };
+    if (req.callId !== undefined) call.callId = req.callId;
+    if (req.args !== undefined) call.args = req.args;
+    if (req.argsRaw !== undefined) call.argsRaw = req.argsRaw;
+    if (req.argsError !== undefined) call.argsError = req.argsError;
+    if (req.refusal !== undefined) call.errorMessage = req.refusal;
+    requestOnly.push(call);
+  }
+  run.calls = mergeByTime(executions, requestOnly);
+  if (!run.toolDefinitions && st.llmDefinitions) run.toolDefinitions = st.llmDefinitions;
+}
+
+/**
+ * Joins requests to executions: by call id; then, where one side has no id, by name and
+ * canonical arguments; then by order among same-named calls.
+ */
+function joinRequests(
+  executions: ToolExecution[],
+  pending: PendingRequest[],
+  aliases: Map<ToolExecution, string[]>,
+): void {
+  if (pending.length === 0 || executions.length === 0) return;
+  const link = (exec: ToolExecution, req: ToolRequest, name?: string): void => {
+    exec.request = req;
+    req.execution = exec;
+    if (name !== undefined) exec.name = name;
+  };
+  const namesOf = (exec: ToolExecution): string[] => {
+    const extra = aliases.get(exec);
+    return extra ? [exec.name, ...extra] : [exec.name];
+  };
+
+  const byId = new Map<string, ToolRequest>();
+  for (const p of pending) {
+    const id = p.request.callId;
+    if (id !== undefined && !byId.has(id)) byId.set(id, p.request);
+  }
+  for (const exec of executions) {
+    if (exec.callId === undefined) continue;
+    const req = byId.get(exec.callId);
+    if (req && !req.execution)
+      link(exec, req, req.name !== exec.name && namesOf(exec).includes(req.name) ? req.name : undefined);
+  }
+
+  // Name + canonical arguments, only where ids cannot disagree.
+  const byKey = new Map<string, ToolRequest[]>();
+  for (const p of pending) {
+    const r = p.request;
+    if (r.execution || r.args === undefined) continue;
+    push(byKey, callKey(r.name, r.args), r);
+  }
+  if (byKey.size > 0) {
+    for (const exec of executions) {
+      if (exec.request || exec.args === undefined) continue;
+      for (const name of namesOf(exec)) {
+        const list = byKey.get(callKey(name, exec.args));
+        const req = list?.find((r) => !r.execution && (r.callId === undefined || exec.callId === undefined));
+        if (req) {
+          link(exec, req, name !== exec.name ? name : undefined);
+          break;
+        }
+      }
+    }
+  }
+
+  // Order: the earliest unjoined request of the same name.
+  const byName = new Map<string, { list: ToolRequest[]; next: number }>();
+  const noIdByName = new Map<string, { list: ToolRequest[]; next: number }>();
+  for (const p of pending) {
+    const r = p.request;
+    if (r.execution) continue;
+    pushQueue(byName, r.name, r);
+    if (r.callId === undefined) pushQueue(noIdByName, r.name, r);
+  }
+  for (const exec of executions) {
+    if (exec.request) continue;
+    const queues = exec.callId === undefined ? byName : noIdByName;
+    for (const name of namesOf(exec)) {
+      const q = queues.get(name);
+      if (!q) continue;
+      while (q.next < q.list.length && q.list[q.next]!.execution) q.next++;
+      const req = q.list[q.next];
+      if (req) {
+        link(exec, req, name !== exec.name ? name : undefined);
+        break;
+      }
+    }
+  }
+}
+
+function pushQueue(
+  map: Map<string, { list: ToolRequest[]; next: number }>,
+  key: string,
+  r: ToolRequest,
+): void {
+  const q = map.get(key);
+  if (q) q.list.push(r);
+  else map.set(key, { list: [r], next: 0 });
+}
+
+/** Mastra 0.24 keeps call ids only in chunk/step outputs: lend them to executions that lack one. */
+function lendHintIds(executions: ToolExecution[], hints: Array<MessageCall & { spanId: string }>): void {
+  if (hints.length === 0) return;
+  const used = new Set<string>();
+  for (const e of executions) if (e.callId) used.add(e.callId);
+  const byKey = new Map<string, string[]>();
+  const byName = new Map<string, string[]>();
+  for (const h of hints) {
+    if (!h.callId || used.has(h.callId)) continue;
+    if (h.args !== undefined) push(byKey, callKey(h.name, h.args), h.callId);
+    push(byName, h.name, h.callId);
+  }
+  const take = (list: string[] | undefined): string | undefined => {
+    if (!list) return undefined;
+    for (const id of list) if (!used.has(id)) return id;
+    return undefined;
+  };
+  for (const e of executions) {
+    if (e.callId) continue;
+    const id =
+      (e.args !== undefined ? take(byKey.get(callKey(e.name, e.args))) : undefined) ??
+      take(byName.get(e.name));
+    if (id) {
+      e.callId = id;
+      used.add(id);
+    }
+  }
+}
+
+function buildHistory(st: RunState, seenIds: Set<string>, seenKeys: Set<string>): void {
+  const run = st.run;
+  const out: HistoryCall[] = [];
+  const kept = new Set<string>();
+  const keep = (h: HistoryCall): void => {
+    const key = h.callId ? 'id:' + h.callId : 'key:' + callKey(h.name, h.args);
+    if (kept.has(key)) return;
+    kept.add(key);
+    out.push(h);
+  };
+  for (const h of st.history) keep(h);
+  for (const c of st.inputCalls) {
+    if (c.fromHistory) {
+      keep(historyEntry(c, c.spanId, 'part_flag'));
+      continue;
+    }
+    const matched = c.callId ? seenIds.has(c.callId) : seenKeys.has(callKey(c.name, c.args));
+    if (!matched) keep(historyEntry(c, c.spanId, 'input_messages'));
+  }
+  run.history = out;
+}
+
+function historyEntry(
+  call: { name: string; callId?: string | undefined; args?: unknown },
+  spanId: string,
+  reason: HistoryCall['reason'],
+): HistoryCall {
+  const h: HistoryCall = { name: call.name, spanId, reason };
+  if (call.callId !== undefined) h.callId = call.callId;
+  if (call.args !== undefined) h.args = call.args;
+  return h;
+}
+
+function callKey(name: string, args: unknown): string {
+  return name + '\u0000' + canonicalArgs(args);
+}
+
+function isEmptyRecord(v: unknown): boolean {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  for (const _ in v) return false;
+  return true;
+}
+
+function mergeByTime(executions: ToolExecution[], requestOnly: ToolExecution[]): ToolExecution[] {
+  if (requestOnly.length === 0) return executions.slice();
+  const out: ToolExecution[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < executions.length || j < requestOnly.length) {
+    const e = executions[i];
+    const r = requestOnly[j];
+    if (r === undefined || (e !== undefined && e.start <= r.start)) {
+      out.push(e!);
+      i++;
+    } else {
+      out.push(r);
+      j++;
+    }
+  }
+  // Request-only calls come in LLM order, which is already time order within a run.
+  return out;
+}
+
+function compareSpans(a: Node, b: Node): number {
+  if (a.start !== b.start) return a.start - b.start;
+  const ae = a.end ?? Number.POSITIVE_INFINITY;
+  const be = b.end ?? Number.POSITIVE_INFINITY;
+  if (ae !== be) return ae < be ? -1 : 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+function compareExecutions(a: ToolExecution, b: ToolExecution): number {
+  if (a.start !== b.start) return a.start - b.start;
+  const ae = a.end ?? Number.POSITIVE_INFINITY;
+  const be = b.end ?? Number.POSITIVE_INFINITY;
+  if (ae !== be) return ae < be ? -1 : 1;
+  return a.spanId < b.spanId ? -1 : a.spanId > b.spanId ? 1 : 0;
+}
+
+function byRunStart(a: AgentRun, b: AgentRun): number {
+  if (a.start !== b.start) return a.start - b.start;
+  return a.spanId < b.spanId ? -1 : a.spanId > b.spanId ? 1 : 0;
+}
+
+function safe<T>(fn: () => T | undefined): T | undefined {
+  try {
+    return fn();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A span with every field reconstruction reads in a usable type, or undefined for
+ * something that is not a span at all. Fixes are recorded as problems.
+ */
+function normalise(
+  value: unknown,
+  index: number,
+  problem: (code: string, message: string, spanId?: string) => void,
+): SpanLike | undefined {
+  if (typeof value !== 'object' || value === null) {
+    problem('span_invalid', `item ${index} is not a span`);
+    return undefined;
+  }
+  const s = value as Partial<SpanLike>;
+  let span = s as SpanLike;
+  const fix = (patch: Partial<SpanLike>): void => {
+    if (span === s) span = { ...s } as SpanLike;
+    Object.assign(span, patch);
+  };
+  if (typeof s.spanId !== 'string' || s.spanId === '') {
+    fix({ spanId: `missing-span-id-${index}` });
+    problem(
+      'span_missing_id',
+      `span ${index} ("${String(s.name ?? '')}") has no span id; given ${span.spanId}`,
+      span.spanId,
+    );
+  }
+  if (typeof s.traceId !== 'string') fix({ traceId: '' });
+  if (typeof s.name !== 'string') {
+    fix({ name: '' });
+    problem('span_missing_name', `span ${span.spanId} has no name`, span.spanId);
+  }
+  if (typeof s.attributes !== 'object' || s.attributes === null || Array.isArray(s.attributes)) {
+    if (s.attributes !== undefined)
+      problem('attributes_invalid', `span ${span.spanId} has unreadable attributes`, span.spanId);
+    fix({ attributes: {} });
+  }
+  if (!Array.isArray(s.events)) fix({ events: [] });
+  if (typeof s.startTime !== 'number' || !Number.isFinite(s.startTime)) {
+    problem('span_missing_start', `span ${span.spanId} has no start time`, span.spanId);
+    fix({ startTime: 0 });
+  }
+  if (s.endTime !== undefined && (typeof s.endTime !== 'number' || !Number.isFinite(s.endTime))) {
+    fix({ endTime: undefined });
+  }
+  const code = s.status?.code;
+  if (code !== 0 && code !== 1 && code !== 2) fix({ status: { code: 0 } });
+  if (typeof s.parentSpanId !== 'string' && s.parentSpanId !== undefined) fix({ parentSpanId: undefined });
+  if (span.kind === undefined) fix({ kind: 0 });
+  return span;
+}
