@@ -155,7 +155,8 @@ export function decisionRefusals(span: SpanLike): RefusalFacts[] | undefined {
     if (id) r.callId = id;
     if (name) r.name = name;
     if (outcome === 'require_approval') r.pending = true;
-    (out ??= []).push(r);
+    out ??= [];
+    out.push(r);
   }
   return out;
 }

@@ -68,9 +68,7 @@ export function reconstructTraces(spans: SpanLike[]): ReconstructedTrace[] {
   if (Array.isArray(spans)) {
     for (const span of spans) {
       const traceId = span && typeof span.traceId === 'string' ? span.traceId : '';
-      let group = groups.get(traceId);
-      if (!group) groups.set(traceId, (group = []));
-      group.push(span);
+      push(groups, traceId, span);
     }
   }
   const out: ReconstructedTrace[] = [];
