@@ -11,6 +11,7 @@ import type {
   ToolExecution,
 } from '../types.js';
 import { configDigest } from '../util/digest.js';
+import { PyFloat } from '../util/python-json.js';
 import {
   CUSTOM_DEFAULT_SYSTEM,
   CUSTOM_REPLY_INSTRUCTIONS,
@@ -63,6 +64,9 @@ const toolSchema = z.union([
   z.strictObject({ name: z.string().min(1), description: z.string().optional(), parameters: z.unknown() }),
 ]);
 
+/** A number, or a `PyFloat` the policy loader made of a number written as a float. */
+const num = z.union([z.number(), z.instanceof(PyFloat).transform((v) => v.value)]);
+
 /** The `llm_judge` scorer as written in a policy file (snake_case, strict). */
 export const llmJudgeConfigSchema = z.strictObject({
   kind: z.literal('llm_judge'),
@@ -74,11 +78,24 @@ export const llmJudgeConfigSchema = z.strictObject({
   answer_facts: z.array(z.string().min(1)).min(1).optional(),
   tools: z.array(toolSchema).min(1).optional(),
   judge: z.string().min(1).optional(),
-  sampling: z.strictObject({ ratio: z.number().min(0).max(1) }).optional(),
-  timeout_ms: z.number().int().positive().optional(),
+  sampling: z.strictObject({ ratio: num.pipe(z.number().min(0).max(1)) }).optional(),
+  timeout_ms: num.pipe(z.number().int().positive()).optional(),
 });
 
-export type LlmJudgeConfig = z.infer<typeof llmJudgeConfigSchema>;
+export type LlmJudgeConfig = z.output<typeof llmJudgeConfigSchema>;
+
+/** Builds the scorer from a validated policy entry. */
+export function llmJudgeFromConfig(config: LlmJudgeConfig): Scorer {
+  return llmJudge({
+    ...(config.name !== undefined ? { name: config.name } : {}),
+    prompt: config.prompt,
+    ...(config.answer_facts ? { answerFacts: config.answer_facts } : {}),
+    ...(config.tools ? { tools: config.tools as Array<string | ToolDefinition> } : {}),
+    ...(config.judge !== undefined ? { judge: config.judge } : {}),
+    ...(config.sampling ? { sampling: config.sampling } : {}),
+    ...(config.timeout_ms !== undefined ? { timeoutMs: config.timeout_ms } : {}),
+  });
+}
 
 const evaluationsReplySchema = z.object({
   evaluations: z.array(

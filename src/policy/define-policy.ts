@@ -1,0 +1,111 @@
+import type { Gate, Policy, RuleMatch, Scorer } from '../types.js';
+import { formatPath, PolicyError, type PolicyProblem } from './policy-error.js';
+import { assemble, duplicateScorerNames, issuesToProblems } from './parse-policy.js';
+import { policySchema } from './policy-schema.js';
+
+export interface RuleDefinition {
+  name: string;
+  /** Default: any agent, outermost runs only. */
+  match?: Partial<RuleMatch>;
+  /** Built with `reliability`, `toolCalls`, `toolOrder`, `trajectory`, `llmJudge` or custom `Scorer`s. */
+  scorers: Scorer[];
+}
+
+export interface PolicyDefinition {
+  version?: 1;
+  /** Default `{ ratio: 1 }`. */
+  sampling?: { ratio: number };
+  /** Defaults: 30 calls per minute, 2 at a time, no escalation. */
+  judge?: { maxPerMinute?: number; maxConcurrent?: number; escalateOn?: Array<'failure' | 'error_span'> };
+  /** Default `{ values: false }`. */
+  redact?: { values?: boolean };
+  rules: RuleDefinition[];
+  /** Default none. */
+  gates?: Record<string, Gate>;
+}
+
+/**
+ * A policy defined in code, with scorer factories instead of YAML entries. Checked like a
+ * policy file (same problems, same digest); throws `PolicyError`.
+ */
+export function definePolicy(definition: PolicyDefinition): Policy {
+  const file = {
+    version: definition.version ?? 1,
+    ...(definition.sampling ? { sampling: definition.sampling } : {}),
+    ...(definition.judge
+      ? {
+          judge: {
+            ...(definition.judge.maxPerMinute !== undefined ? { max_per_minute: definition.judge.maxPerMinute } : {}),
+            ...(definition.judge.maxConcurrent !== undefined
+              ? { max_concurrent: definition.judge.maxConcurrent }
+              : {}),
+            ...(definition.judge.escalateOn !== undefined ? { escalate_on: definition.judge.escalateOn } : {}),
+          },
+        }
+      : {}),
+    ...(definition.redact ? { redact: definition.redact } : {}),
+    rules: (definition.rules ?? []).map((rule) => ({
+      name: rule.name,
+      match: {
+        ...(rule.match?.agent !== undefined ? { agent: rule.match.agent } : {}),
+        ...(rule.match?.rootOnly !== undefined ? { root_only: rule.match.rootOnly } : {}),
+        ...(rule.match?.attributes !== undefined ? { attributes: rule.match.attributes } : {}),
+      },
+      scorers: rule.scorers,
+    })),
+    ...(definition.gates ? { gates: definition.gates } : {}),
+  };
+  const problems: PolicyProblem[] = [];
+  const parsed = policySchema.safeParse(file);
+  if (!parsed.success) problems.push(...issuesToProblems(parsed.error.issues, []));
+  const names = new Map<string, number>();
+  (definition.rules ?? []).forEach((rule, i) => {
+    const first = names.get(rule.name);
+    if (first !== undefined) {
+      problems.push({
+        path: formatPath(['rules', i, 'name']),
+        message: `duplicate rule name ${JSON.stringify(rule.name)} (also rules[${first}])`,
+      });
+    } else names.set(rule.name, i);
+    const scorers = Array.isArray(rule.scorers) ? rule.scorers : [];
+    scorers.forEach((s, j) => {
+      if (!isScorer(s)) {
+        problems.push({
+          path: formatPath(['rules', i, 'scorers', j]),
+          message: 'expected a Scorer (name, kind, digest, async, config, score())',
+        });
+      }
+    });
+    problems.push(...duplicateScorerNames(scorers.filter(isScorer).map((s) => [s, scorers.indexOf(s)]), i));
+  });
+  if (problems.length > 0 || !parsed.success) throw new PolicyError(problems);
+  return assemble(
+    parsed.data,
+    definition.rules.map((r) => r.scorers),
+  );
+}
+
+export function isScorer(value: unknown): value is Scorer {
+  if (value === null || typeof value !== 'object') return false;
+  const s = value as Partial<Scorer>;
+  return (
+    typeof s.name === 'string' &&
+    typeof s.kind === 'string' &&
+    typeof s.digest === 'string' &&
+    typeof s.async === 'boolean' &&
+    typeof s.score === 'function' &&
+    s.config !== null &&
+    typeof s.config === 'object'
+  );
+}
+
+/** A built `Policy` (from `definePolicy`, `parsePolicy` or `loadPolicy`) rather than a file form. */
+export function isPolicy(value: unknown): value is Policy {
+  if (value === null || typeof value !== 'object') return false;
+  const p = value as Partial<Policy>;
+  return (
+    typeof p.digest === 'string' &&
+    Array.isArray(p.rules) &&
+    p.rules.every((r) => Array.isArray(r?.scorers) && r.scorers.every(isScorer))
+  );
+}

@@ -1,0 +1,43 @@
+import type { Gate, JudgeBudget, RedactOptions, Rule } from '../types.js';
+import { configDigest } from '../util/digest.js';
+
+/**
+ * sha256 of the canonical policy: snake_case keys, defaults filled in, each scorer as its
+ * canonical config plus name and sampling. Two files that mean the same policy (YAML or
+ * JSON, keys in any order, defaults written out or not) get the same digest.
+ */
+export function policyDigest(policy: {
+  version: 1;
+  sampling: { ratio: number };
+  judge: JudgeBudget;
+  redact: RedactOptions;
+  rules: Rule[];
+  gates: Record<string, Gate>;
+}): string {
+  return configDigest({
+    version: policy.version,
+    sampling: { ratio: policy.sampling.ratio },
+    judge: {
+      max_per_minute: policy.judge.maxPerMinute,
+      max_concurrent: policy.judge.maxConcurrent,
+      escalate_on: [...policy.judge.escalateOn],
+    },
+    redact: { values: policy.redact.values },
+    rules: policy.rules.map((rule) => ({
+      name: rule.name,
+      match: {
+        agent: rule.match.agent ?? null,
+        root_only: rule.match.rootOnly,
+        attributes: rule.match.attributes ?? {},
+      },
+      scorers: rule.scorers.map((s) => ({
+        ...s.config,
+        kind: s.kind,
+        name: s.name,
+        digest: s.digest,
+        sampling: s.sampling ? { ratio: s.sampling.ratio } : null,
+      })),
+    })),
+    gates: policy.gates,
+  });
+}

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+
+/**
+ * The policy file's keys other than scorer entries (interfaces.md, "Policy file"). Scorer
+ * entries are validated one by one against their kind's schema, so that one bad entry does
+ * not hide the problems of the others. Every object is strict: unknown keys are errors.
+ * Numbers arrive as plain numbers (the parser unwraps `PyFloat` outside argument values).
+ */
+
+const ratio = z.number().min(0).max(1);
+
+const matchSchema = z.strictObject({
+  /** Glob on the agent name; omitted = any agent. */
+  agent: z.string().min(1).optional(),
+  /** Default true: only outermost agent runs. */
+  root_only: z.boolean().default(true),
+  attributes: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+});
+
+const ruleSchema = z.strictObject({
+  name: z.string().min(1),
+  match: matchSchema.default({ root_only: true }),
+  scorers: z.array(z.unknown()).min(1, 'a rule needs at least one scorer'),
+});
+
+const unit = z.number().min(0).max(1);
+
+const gatesSchema = z.strictObject({
+  tool_selection_accuracy: z.strictObject({ min: unit }).optional(),
+  argument_accuracy: z.strictObject({ min: unit }).optional(),
+  forbidden_tool_calls: z.strictObject({ max: z.number().int().min(0) }).optional(),
+  high_risk_pass_rate: z.strictObject({ min: unit }).optional(),
+  avg_calls_vs_baseline: z.strictObject({ max_ratio: z.number().positive() }).optional(),
+  regression_vs_baseline: z.strictObject({ max_drop: unit }).optional(),
+});
+
+export const DEFAULT_JUDGE_BUDGET = { max_per_minute: 30, max_concurrent: 2, escalate_on: [] as Array<'failure' | 'error_span'> };
+
+export const policySchema = z.strictObject({
+  version: z.literal(1),
+  /** Default ratio 1.0: every matching run is evaluated. */
+  sampling: z.strictObject({ ratio }).default({ ratio: 1 }),
+  /** Defaults: 30 judge calls per minute, 2 at a time, no escalation. */
+  judge: z
+    .strictObject({
+      max_per_minute: z.number().int().min(0).default(DEFAULT_JUDGE_BUDGET.max_per_minute),
+      max_concurrent: z.number().int().min(1).default(DEFAULT_JUDGE_BUDGET.max_concurrent),
+      escalate_on: z.array(z.enum(['failure', 'error_span'])).default([]),
+    })
+    .default({ ...DEFAULT_JUDGE_BUDGET, escalate_on: [] }),
+  /** Default false: explanations and judge prompts may carry values. */
+  redact: z.strictObject({ values: z.boolean().default(false) }).default({ values: false }),
+  rules: z.array(ruleSchema).min(1, 'a policy needs at least one rule'),
+  gates: gatesSchema.default({}),
+});
+
+export type PolicyFile = z.output<typeof policySchema>;
