@@ -1,6 +1,6 @@
 import type { Gate, Policy, RuleMatch, Scorer } from '../types.js';
-import { formatPath, PolicyError, type PolicyProblem } from './policy-error.js';
 import { assemble, duplicateScorerNames, issuesToProblems } from './parse-policy.js';
+import { formatPath, PolicyError, type PolicyProblem } from './policy-error.js';
 import { policySchema } from './policy-schema.js';
 
 export interface RuleDefinition {
@@ -35,11 +35,15 @@ export function definePolicy(definition: PolicyDefinition): Policy {
     ...(definition.judge
       ? {
           judge: {
-            ...(definition.judge.maxPerMinute !== undefined ? { max_per_minute: definition.judge.maxPerMinute } : {}),
+            ...(definition.judge.maxPerMinute !== undefined
+              ? { max_per_minute: definition.judge.maxPerMinute }
+              : {}),
             ...(definition.judge.maxConcurrent !== undefined
               ? { max_concurrent: definition.judge.maxConcurrent }
               : {}),
-            ...(definition.judge.escalateOn !== undefined ? { escalate_on: definition.judge.escalateOn } : {}),
+            ...(definition.judge.escalateOn !== undefined
+              ? { escalate_on: definition.judge.escalateOn }
+              : {}),
           },
         }
       : {}),
@@ -76,7 +80,12 @@ export function definePolicy(definition: PolicyDefinition): Policy {
         });
       }
     });
-    problems.push(...duplicateScorerNames(scorers.filter(isScorer).map((s) => [s, scorers.indexOf(s)]), i));
+    problems.push(
+      ...duplicateScorerNames(
+        scorers.filter(isScorer).map((s) => [s, scorers.indexOf(s)]),
+        i,
+      ),
+    );
   });
   if (problems.length > 0 || !parsed.success) throw new PolicyError(problems);
   return assemble(

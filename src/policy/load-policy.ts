@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import type { Policy } from '../types.js';
 import { isPolicy } from './define-policy.js';
-import { PolicyError } from './policy-error.js';
 import { parsePolicy } from './parse-policy.js';
+import { PolicyError } from './policy-error.js';
 import { readPolicyText } from './read-policy-text.js';
 
 /**

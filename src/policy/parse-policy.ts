@@ -1,8 +1,8 @@
 import type { z } from 'zod';
 import type { Gate, Policy, Rule, Scorer } from '../types.js';
 import { PyFloat } from '../util/python-json.js';
-import { formatPath, PolicyError, type PolicyProblem } from './policy-error.js';
 import { policyDigest } from './policy-digest.js';
+import { formatPath, PolicyError, type PolicyProblem } from './policy-error.js';
 import { type PolicyFile, policySchema } from './policy-schema.js';
 import { SCORER_KINDS } from './scorer-kinds.js';
 
@@ -13,7 +13,9 @@ import { SCORER_KINDS } from './scorer-kinds.js';
 export function parsePolicy(value: unknown): Policy {
   const problems: PolicyProblem[] = [];
   if (!isPlainObject(value)) {
-    throw new PolicyError([{ path: '', message: `expected a mapping at the top level, got ${describe(value)}` }]);
+    throw new PolicyError([
+      { path: '', message: `expected a mapping at the top level, got ${describe(value)}` },
+    ]);
   }
   const top = policySchema.safeParse(unwrapFloats(value));
   if (!top.success) problems.push(...issuesToProblems(top.error.issues, []));
@@ -98,10 +100,17 @@ export function duplicateScorerNames(scorers: Array<[Scorer, number]>, ruleIndex
 /** Argument values keep `PyFloat` (agno digests tell `1` from `1.0`); every other number is plain. */
 const FLOAT_KEEPING_KEYS = new Set(['arguments', 'expected_tool_call_arguments']);
 
-function buildScorer(entry: unknown, path: Array<string | number>, problems: PolicyProblem[]): Scorer | undefined {
+function buildScorer(
+  entry: unknown,
+  path: Array<string | number>,
+  problems: PolicyProblem[],
+): Scorer | undefined {
   const kinds = Object.keys(SCORER_KINDS).join(', ');
   if (!isPlainObject(entry)) {
-    problems.push({ path: formatPath(path), message: `expected a scorer mapping with a kind, got ${describe(entry)}` });
+    problems.push({
+      path: formatPath(path),
+      message: `expected a scorer mapping with a kind, got ${describe(entry)}`,
+    });
     return undefined;
   }
   const kindName = entry.kind;
@@ -109,7 +118,10 @@ function buildScorer(entry: unknown, path: Array<string | number>, problems: Pol
     problems.push({ path: formatPath([...path, 'kind']), message: `required (one of ${kinds})` });
     return undefined;
   }
-  const kind = typeof kindName === 'string' && Object.hasOwn(SCORER_KINDS, kindName) ? SCORER_KINDS[kindName] : undefined;
+  const kind =
+    typeof kindName === 'string' && Object.hasOwn(SCORER_KINDS, kindName)
+      ? SCORER_KINDS[kindName]
+      : undefined;
   if (!kind) {
     problems.push({
       path: formatPath([...path, 'kind']),
@@ -133,7 +145,10 @@ function buildScorer(entry: unknown, path: Array<string | number>, problems: Pol
 }
 
 /** zod issues as policy problems: one per unknown key, messages without zod's "Invalid input:" preamble. */
-export function issuesToProblems(issues: readonly z.core.$ZodIssue[], prefix: ReadonlyArray<PropertyKey>): PolicyProblem[] {
+export function issuesToProblems(
+  issues: readonly z.core.$ZodIssue[],
+  prefix: ReadonlyArray<PropertyKey>,
+): PolicyProblem[] {
   const out: PolicyProblem[] = [];
   for (const issue of issues) {
     const path = [...prefix, ...issue.path];
@@ -145,7 +160,8 @@ export function issuesToProblems(issues: readonly z.core.$ZodIssue[], prefix: Re
       // Report the branch that got furthest (deepest path): usually what the author meant.
       const branches = issue.errors.filter((b) => b.length > 0);
       const best = branches.reduce(
-        (a, b) => (Math.max(...b.map((x) => x.path.length)) > Math.max(...a.map((x) => x.path.length)) ? b : a),
+        (a, b) =>
+          Math.max(...b.map((x) => x.path.length)) > Math.max(...a.map((x) => x.path.length)) ? b : a,
         branches[0] ?? [],
       );
       const deep = best.some((x) => x.path.length > 0);

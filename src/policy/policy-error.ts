@@ -21,7 +21,8 @@ export function formatPath(path: ReadonlyArray<PropertyKey>): string {
   let out = '';
   for (const key of path) {
     if (typeof key === 'number') out += `[${key}]`;
-    else if (typeof key === 'string' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) out += out === '' ? key : `.${key}`;
+    else if (typeof key === 'string' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(key))
+      out += out === '' ? key : `.${key}`;
     else out += `[${JSON.stringify(String(key))}]`;
   }
   return out;

@@ -34,7 +34,11 @@ const gatesSchema = z.strictObject({
   regression_vs_baseline: z.strictObject({ max_drop: unit }).optional(),
 });
 
-export const DEFAULT_JUDGE_BUDGET = { max_per_minute: 30, max_concurrent: 2, escalate_on: [] as Array<'failure' | 'error_span'> };
+export const DEFAULT_JUDGE_BUDGET = {
+  max_per_minute: 30,
+  max_concurrent: 2,
+  escalate_on: [] as Array<'failure' | 'error_span'>,
+};
 
 export const policySchema = z.strictObject({
   version: z.literal(1),

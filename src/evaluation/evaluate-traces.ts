@@ -1,0 +1,140 @@
+import { spansFromOtlpJson } from '../conventions/from-otlp-json.js';
+import { reconstructTraces } from '../reconstruction/reconstruct-trace.js';
+import type { AgentRun, JudgeFunction, Policy, Problem, Rule, SpanLike, Verdict } from '../types.js';
+import {
+  completeRunAsync,
+  evaluateRunSync,
+  finalizeVerdict,
+  type RunEvaluation,
+  skippedResult,
+} from './evaluate-run.js';
+import { JudgeLimiter } from './judge-limiter.js';
+import { matchRules } from './match-rules.js';
+
+export interface EvaluateTracesOptions {
+  /** Judges by name for `llm_judge` scorers. Default none (judges then report `error`). */
+  judges?: Record<string, JudgeFunction | unknown>;
+  /** Clock for the judge budget. Default `Date.now`. */
+  now?: () => number;
+  /** Shared judge budget, e.g. across several calls. Default: a fresh one from the policy. */
+  limiter?: JudgeLimiter;
+  /** Decoding and reconstruction problems are appended here. Default: dropped. */
+  problems?: Problem[];
+  signal?: AbortSignal;
+}
+
+interface Entry {
+  run: AgentRun;
+  rule: Rule;
+  ruleIndex: number;
+  evaluation: RunEvaluation;
+}
+
+/**
+ * Evaluates traces offline with the same code as the span processor: decode, group by
+ * trace, reconstruct runs, and for every run (nested runs too, for rules with
+ * `root_only: false`) that a rule matches, one verdict per (run, rule). `input` is OTLP/JSON
+ * (an `ExportTraceServiceRequest` object or text, JSON Lines, or an array of those) or
+ * `SpanLike[]`. Verdicts are ordered by trace id, run start, span id, then rule order, so
+ * the order of spans in the input never changes the output.
+ */
+export async function evaluateTraces(
+  input: unknown,
+  policy: Policy,
+  options: EvaluateTracesOptions = {},
+): Promise<Verdict[]> {
+  const problems = options.problems ?? [];
+  const spans = decode(input, problems);
+  const entries: Entry[] = [];
+  for (const trace of reconstructTraces(spans)) {
+    problems.push(...trace.problems);
+    const stack = [...trace.runs].reverse();
+    while (stack.length > 0) {
+      const run = stack.pop()!;
+      for (let i = run.children.length - 1; i >= 0; i--) stack.push(run.children[i]!);
+      for (const rule of matchRules(run, policy)) {
+        entries.push({
+          run,
+          rule,
+          ruleIndex: policy.rules.indexOf(rule),
+          evaluation: evaluate(run, rule, policy),
+        });
+      }
+    }
+  }
+  entries.sort(compareEntries);
+
+  const limiter =
+    options.limiter ??
+    new JudgeLimiter(
+      { maxPerMinute: policy.judge.maxPerMinute, maxConcurrent: policy.judge.maxConcurrent },
+      options.now,
+    );
+  const verdicts = entries.map((e) => e.evaluation.verdict);
+  const withJudges = entries.map((e, i) => ({ e, i })).filter(({ e }) => e.evaluation.pending.length > 0);
+  // As many workers as the budget allows in flight, so concurrency alone never refuses a call.
+  let next = 0;
+  const worker = async () => {
+    while (next < withJudges.length) {
+      const { e, i } = withJudges[next++]!;
+      const extra = await completeRunAsync(e.run, e.rule, policy, e.evaluation, {
+        ...(options.judges ? { judges: options.judges } : {}),
+        limiter,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      verdicts[i] = finalizeVerdict(e.evaluation.verdict, extra, e.rule);
+    }
+  };
+  const workers = Math.max(1, Math.min(policy.judge.maxConcurrent, withJudges.length));
+  await Promise.all(Array.from({ length: workers }, worker));
+  return verdicts;
+}
+
+function evaluate(run: AgentRun, rule: Rule, policy: Policy): RunEvaluation {
+  if (run.end === undefined) {
+    // The run span never ended (or never arrived ended): its calls may be incomplete.
+    const results = rule.scorers.map((s) => skippedResult(s, 'incomplete_trace'));
+    const { verdict } = evaluateRunSync(run, { ...rule, scorers: [] }, policy);
+    return { verdict: { ...verdict, results }, pending: [], reasons: {} };
+  }
+  return evaluateRunSync(run, rule, policy);
+}
+
+function compareEntries(a: Entry, b: Entry): number {
+  return (
+    compareStrings(a.run.traceId, b.run.traceId) ||
+    a.run.start - b.run.start ||
+    compareStrings(a.run.spanId, b.run.spanId) ||
+    a.ruleIndex - b.ruleIndex
+  );
+}
+
+function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Spans from any accepted input shape; what cannot be read lands in `problems`. */
+export function decode(input: unknown, problems: Problem[]): SpanLike[] {
+  if (Array.isArray(input)) {
+    if (input.length > 0 && input.every(isSpanLike)) return input as SpanLike[];
+    const out: SpanLike[] = [];
+    for (const item of input) {
+      if (isSpanLike(item)) out.push(item);
+      else for (const span of spansFromOtlpJson(item, problems)) out.push(span);
+    }
+    return out;
+  }
+  return spansFromOtlpJson(input, problems);
+}
+
+function isSpanLike(value: unknown): value is SpanLike {
+  if (value === null || typeof value !== 'object') return false;
+  const s = value as Partial<SpanLike>;
+  return (
+    typeof s.traceId === 'string' &&
+    typeof s.spanId === 'string' &&
+    typeof s.startTime === 'number' &&
+    typeof s.attributes === 'object' &&
+    s.attributes !== null
+  );
+}
