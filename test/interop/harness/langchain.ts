@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { createCapture, settle } from './capture.js';
 import { buildGroundTruth } from './ground-truth.js';
 import {
+  invalidInput,
   multiStep,
   parallelCalls,
   subagentAsTool,
@@ -98,6 +99,8 @@ function scriptFor(scenario: ScenarioName): Script {
       return new Script(subagentAsTool({ name: 'askResearcher', args: { question: 'Weather in Tokyo?' } }));
     case 'unknown_tool':
       return new Script(unknownTool());
+    case 'invalid_input':
+      return new Script(invalidInput());
     default:
       throw new Error(`langchain has no scenario ${scenario}`);
   }

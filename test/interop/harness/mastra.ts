@@ -8,7 +8,15 @@ import type { ReadableSpan, SpanExporter, SpanProcessor } from '@opentelemetry/s
 import { z } from 'zod';
 import { settle } from './capture.js';
 import { buildGroundTruth } from './ground-truth.js';
-import { multiStep, parallelCalls, subagentAsTool, toolError, WEATHER_AGENT } from './scenario-scripts.js';
+import {
+  invalidInput,
+  multiStep,
+  parallelCalls,
+  subagentAsTool,
+  toolError,
+  unknownTool,
+  WEATHER_AGENT,
+} from './scenario-scripts.js';
 import { isCallTurn, Script, type ScriptedTurn } from './script.js';
 import { celsiusToFahrenheit, flakyDb, getWeather } from './tool-bodies.js';
 import { ToolRecorder } from './tool-recorder.js';
@@ -186,6 +194,10 @@ function scriptFor(scenario: ScenarioName): Script {
       return new Script(parallelCalls());
     case 'subagent_as_tool':
       return new Script(subagentAsTool({ name: 'agent-researcher', args: { prompt: 'Weather in Tokyo?' } }));
+    case 'unknown_tool':
+      return new Script(unknownTool());
+    case 'invalid_input':
+      return new Script(invalidInput());
     default:
       throw new Error(`mastra has no scenario ${scenario}`);
   }
@@ -215,6 +227,7 @@ export async function runMastraScenario(
   current.recorder = recorder;
   current.sink = (spans) => collected.push(...spans);
   let traceId: string | undefined;
+  let aborted = false;
   try {
     if (scenario === 'subagent_as_tool') {
       const result = await mastra
@@ -230,10 +243,16 @@ export async function runMastraScenario(
       await result.consumeStream();
       traceId = result.traceId;
     } else {
-      const result = await mastra
-        .getAgent(WEATHER_AGENT)
-        .generate('What is the weather in Paris?', { maxSteps: 5 });
-      traceId = result.traceId;
+      try {
+        const result = await mastra
+          .getAgent(WEATHER_AGENT)
+          .generate('What is the weather in Paris?', { maxSteps: 5 });
+        traceId = result.traceId;
+      } catch (err) {
+        // unknown_tool: Mastra 0.24 aborts the run ("Tool launchRockets not found"); that is the scenario.
+        if (scenario !== 'unknown_tool') throw err;
+        aborted = true;
+      }
     }
     await settle();
     // The exporter batches for 5 s; flush its processor instead of shutting it down (one-shot).
@@ -243,5 +262,5 @@ export async function runMastraScenario(
   }
   const spans = traceId ? collected.filter((s) => s.spanContext().traceId === traceId) : collected;
   if (options.spanProcessors?.length) replayInto(options.spanProcessors, spans);
-  return { spans, groundTruth: buildGroundTruth('mastra', scenario, script, recorder.calls) };
+  return { spans, groundTruth: buildGroundTruth('mastra', scenario, script, recorder.calls, aborted) };
 }

@@ -22,6 +22,7 @@ import { createCapture, settle } from './capture.js';
 import { buildGroundTruth } from './ground-truth.js';
 import {
   handoff as handoffScript,
+  invalidInput,
   multiStep,
   parallelCalls,
   subagentAsTool,
@@ -237,6 +238,8 @@ function scriptFor(scenario: ScenarioName): Script {
       return new Script(unknownTool());
     case 'handoff':
       return new Script(handoffScript());
+    case 'invalid_input':
+      return new Script(invalidInput());
     default:
       throw new Error(`openai-agents has no scenario ${scenario}`);
   }

@@ -11,7 +11,15 @@ export const SCENARIOS: Record<Framework, readonly ScenarioName[]> = {
     'unknown_tool',
     'invalid_input',
   ],
-  mastra: ['multi_step', 'tool_error', 'parallel_calls', 'subagent_as_tool', 'stream_multi_step'],
+  mastra: [
+    'multi_step',
+    'tool_error',
+    'parallel_calls',
+    'subagent_as_tool',
+    'stream_multi_step',
+    'unknown_tool',
+    'invalid_input',
+  ],
   'openai-agents': [
     'multi_step',
     'tool_error',
@@ -20,6 +28,7 @@ export const SCENARIOS: Record<Framework, readonly ScenarioName[]> = {
     'stream_multi_step',
     'unknown_tool',
     'handoff',
+    'invalid_input',
   ],
   langchain: [
     'multi_step',
@@ -28,6 +37,7 @@ export const SCENARIOS: Record<Framework, readonly ScenarioName[]> = {
     'subagent_as_tool',
     'stream_multi_step',
     'unknown_tool',
+    'invalid_input',
   ],
 };
 
