@@ -1,13 +1,23 @@
 import type { SpanLike } from '../types.js';
 import { genAiSemconv } from './gen-ai-semconv.js';
+import { mastraLegacy } from './mastra-legacy.js';
+import { openInference } from './openinference.js';
 import type { ConventionAdapter, SpanRole } from './span-facts.js';
+import { traceloop } from './traceloop.js';
+import { vercelAi } from './vercel-ai.js';
 
 /**
  * Adapters in the order they are asked; the first that claims a span reads it. GenAI
  * semconv comes first because converters (OpenInference, Traceloop) often keep the
  * `gen_ai.*` attributes next to their own, and those are the most precise.
  */
-export const CONVENTION_ADAPTERS: readonly ConventionAdapter[] = [genAiSemconv];
+export const CONVENTION_ADAPTERS: readonly ConventionAdapter[] = [
+  genAiSemconv,
+  mastraLegacy,
+  vercelAi,
+  openInference,
+  traceloop,
+];
 
 export interface Classification {
   role: SpanRole;

@@ -52,6 +52,7 @@ interface RunState {
   facts: AgentFacts | undefined;
   toolNodes: number[];
   requests: PendingRequest[];
+  requestIds: Set<string>;
   hints: Array<MessageCall & { spanId: string }>;
   inputCalls: Array<MessageCall & { spanId: string }>;
   refusals: RefusalFacts[];
@@ -278,6 +279,11 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
       const llm = node.llm;
       const time = node.end ?? node.start;
       llm.requests.forEach((call, index) => {
+        // A framework that repeats earlier requests in a later output (cumulative step outputs) must not double them.
+        if (call.callId !== undefined) {
+          if (own.requestIds.has(call.callId)) return;
+          own.requestIds.add(call.callId);
+        }
         const request: ToolRequest = { name: call.name, llmSpanId: spanId, index, time };
         if (call.callId !== undefined) request.callId = call.callId;
         if (call.args !== undefined) request.args = call.args;
@@ -372,6 +378,7 @@ function createRun(
     facts,
     toolNodes: [],
     requests: [],
+    requestIds: new Set(),
     hints: [],
     inputCalls: [],
     refusals: facts?.refusals ? [...facts.refusals] : [],
@@ -654,11 +661,9 @@ function buildHistory(st: RunState, seenIds: Set<string>, seenKeys: Set<string>)
     out.push(h);
   };
   for (const h of st.history) keep(h);
+  for (const c of st.inputCalls) if (c.fromHistory) keep(historyEntry(c, c.spanId, 'part_flag'));
   for (const c of st.inputCalls) {
-    if (c.fromHistory) {
-      keep(historyEntry(c, c.spanId, 'part_flag'));
-      continue;
-    }
+    if (c.fromHistory) continue;
     const matched = c.callId ? seenIds.has(c.callId) : seenKeys.has(callKey(c.name, c.args));
     if (!matched) keep(historyEntry(c, c.spanId, 'input_messages'));
   }
