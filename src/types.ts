@@ -225,6 +225,12 @@ export interface Scorer {
   score(run: AgentRun, context?: ScoreContext): ScorerResult | Promise<ScorerResult>;
 }
 
+/** A deterministic scorer: `score` returns its result synchronously. */
+export interface SyncScorer extends Scorer {
+  readonly async: false;
+  score(run: AgentRun, context?: ScoreContext): ScorerResult;
+}
+
 // ---------------------------------------------------------------------------------------
 // Policy (interfaces.md)
 
