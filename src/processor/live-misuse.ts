@@ -1,0 +1,180 @@
+import { matchRules } from '../evaluation/match-rules.js';
+import { canonicalArgs } from '../reconstruction/canonical-args.js';
+import { trajectoryLimits } from '../scorers/trajectory.js';
+import type { AgentRun, MisuseEvent, MisuseKind, Policy } from '../types.js';
+
+/** The limits of one rule's trajectory scorers, merged: what can be checked while a run is live. */
+export interface LiveLimits {
+  rule: string;
+  forbidden: ReadonlySet<string>;
+  /** Empty when the rule expects no particular tools: nothing is then "unexpected". */
+  expected: ReadonlySet<string>;
+  maxCalls?: number;
+  maxRepeats?: number;
+}
+
+/** Live counts of one open agent span that some rule's limits apply to. */
+export interface LiveAgent {
+  agent: string;
+  spanId: string;
+  traceId: string;
+  limits: LiveLimits[];
+  calls: number;
+  repeats: Map<string, number>;
+}
+
+/** What the processor knows about an agent span when its first tool starts. */
+export interface LiveAgentIdentity {
+  agent: string;
+  spanId: string;
+  traceId: string;
+  /** Run-span plus resource attributes, for `match.attributes`. */
+  attributes: Record<string, unknown>;
+  /** True when an agent span encloses this one (rules are `root_only` by default). */
+  nested: boolean;
+}
+
+/**
+ * Reports tool misuse while the run is still going: forbidden and unexpected tools when the
+ * tool span starts (the name is known then), call budgets and repeated identical calls when
+ * the offending span ends (its arguments are final then). The verdict at the end of the run
+ * remains the reference; this is the early warning.
+ */
+export class LiveMisuseMonitor {
+  /** False when no rule of the policy has a trajectory scorer: the processor then skips all live work. */
+  readonly enabled: boolean;
+  private readonly _limitsByRule = new Map<string, LiveLimits>();
+
+  constructor(
+    private readonly _policy: Policy,
+    private readonly _report: (event: MisuseEvent) => void,
+  ) {
+    for (const rule of _policy.rules) {
+      const merged = mergeLimits(
+        rule.name,
+        rule.scorers.map((scorer) => trajectoryLimits(scorer)),
+      );
+      if (merged) this._limitsByRule.set(rule.name, merged);
+    }
+    this.enabled = this._limitsByRule.size > 0;
+  }
+
+  /** Live state for an agent span, or undefined when no rule with limits matches it. */
+  watch(identity: LiveAgentIdentity): LiveAgent | undefined {
+    if (!this.enabled) return undefined;
+    // Only the fields rule matching reads; the run itself is rebuilt when the span ends.
+    const stub = {
+      agent: identity.agent,
+      attributes: identity.attributes,
+      parent: identity.nested ? ({} as AgentRun) : undefined,
+    } as AgentRun;
+    const limits: LiveLimits[] = [];
+    for (const rule of matchRules(stub, this._policy)) {
+      const ruleLimits = this._limitsByRule.get(rule.name);
+      if (ruleLimits) limits.push(ruleLimits);
+    }
+    if (limits.length === 0) return undefined;
+    return {
+      agent: identity.agent,
+      spanId: identity.spanId,
+      traceId: identity.traceId,
+      limits,
+      calls: 0,
+      repeats: new Map(),
+    };
+  }
+
+  /** A tool span started under `agent` (its own run, or a member of it). */
+  toolStarted(agent: LiveAgent, tool: string, toolSpanId: string): void {
+    for (const limits of agent.limits) {
+      if (limits.forbidden.has(tool)) {
+        this._emit('forbidden', agent, limits, tool, toolSpanId, { forbidden_tools: [...limits.forbidden] });
+      } else if (limits.expected.size > 0 && !limits.expected.has(tool)) {
+        this._emit('unexpected', agent, limits, tool, toolSpanId, { expected_tools: [...limits.expected] });
+      }
+    }
+  }
+
+  /** A tool span ended; `args` is whatever the span carried (JSON text or a value). */
+  toolEnded(agent: LiveAgent, tool: string, args: unknown, toolSpanId: string): void {
+    agent.calls++;
+    let repeatKey: string | undefined;
+    let repeats = 0;
+    for (const limits of agent.limits) {
+      if (limits.maxCalls !== undefined && agent.calls > limits.maxCalls) {
+        this._emit('call_budget', agent, limits, tool, toolSpanId, {
+          calls: agent.calls,
+          max_calls: limits.maxCalls,
+        });
+      }
+      if (limits.maxRepeats !== undefined) {
+        if (repeatKey === undefined) {
+          repeatKey = tool + '\u0000' + canonicalArgs(parseArgs(args));
+          repeats = (agent.repeats.get(repeatKey) ?? 0) + 1;
+          agent.repeats.set(repeatKey, repeats);
+        }
+        if (repeats > limits.maxRepeats) {
+          this._emit('repeated_call', agent, limits, tool, toolSpanId, {
+            count: repeats,
+            max_repeats: limits.maxRepeats,
+          });
+        }
+      }
+    }
+  }
+
+  private _emit(
+    kind: MisuseKind,
+    agent: LiveAgent,
+    limits: LiveLimits,
+    tool: string,
+    spanId: string,
+    detail: Record<string, unknown>,
+  ): void {
+    this._report({
+      kind,
+      tool,
+      agent: agent.agent,
+      rule: limits.rule,
+      trace_id: agent.traceId,
+      span_id: spanId,
+      time: Date.now(),
+      detail,
+    });
+  }
+}
+
+function mergeLimits(rule: string, all: Array<ReturnType<typeof trajectoryLimits>>): LiveLimits | undefined {
+  let merged: LiveLimits | undefined;
+  for (const limits of all) {
+    if (!limits) continue;
+    const forbidden = new Set<string>(merged?.forbidden);
+    const expected = new Set<string>(merged?.expected);
+    for (const name of limits.forbidden) forbidden.add(name);
+    for (const name of limits.expected) expected.add(name);
+    merged = {
+      rule,
+      forbidden,
+      expected,
+      maxCalls: minDefined(merged?.maxCalls, limits.maxCalls),
+      maxRepeats: minDefined(merged?.maxRepeats, limits.maxRepeats),
+    };
+  }
+  return merged;
+}
+
+function minDefined(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Math.min(a, b);
+}
+
+/** Arguments usually arrive as JSON text; compare them as values so key order does not matter. */
+function parseArgs(args: unknown): unknown {
+  if (typeof args !== 'string') return args;
+  try {
+    return JSON.parse(args);
+  } catch {
+    return args;
+  }
+}

@@ -1,0 +1,854 @@
+import type { Attributes, Context, MeterProvider, SpanContext, TracerProvider } from '@opentelemetry/api';
+import { context, diag, ROOT_CONTEXT, trace } from '@opentelemetry/api';
+import { suppressTracing } from '@opentelemetry/core';
+import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { fromReadableSpan, hrTimeToMs } from '../conventions/from-readable-span.js';
+import { verdictAttributes } from '../emission/attributes.js';
+import { addEvaluationEvents, evaluationEventAttributes } from '../emission/events.js';
+import { ToolwatchMetrics } from '../emission/metrics.js';
+import { completeRunAsync, evaluateRunSync, finalizeVerdict } from '../evaluation/evaluate-run.js';
+import { JudgeLimiter } from '../evaluation/judge-limiter.js';
+import { matchRules } from '../evaluation/match-rules.js';
+import { reconstructTrace } from '../reconstruction/reconstruct-trace.js';
+import { errorResult } from '../scorers/scorer-result.js';
+import {
+  ATTR_AI_TOOL_CALL_ARGS,
+  ATTR_AI_TOOL_CALL_INPUT,
+  ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
+  ATTR_MASTRA_TOOL_INPUT,
+  ATTR_OI_INPUT_VALUE,
+  ATTR_TRACELOOP_ENTITY_INPUT,
+  EVENT_GEN_AI_EVALUATION_RESULT,
+} from '../semconv.js';
+import type {
+  AgentRun,
+  JudgeFunction,
+  MisuseEvent,
+  Policy,
+  Rule,
+  ScorerResult,
+  SpanLike,
+  Verdict,
+} from '../types.js';
+import { type LiveAgent, LiveMisuseMonitor } from './live-misuse.js';
+import { agentNameOf, SpanRole, spanRole, toolNameOf } from './span-role.js';
+
+export interface ToolwatchSpanProcessorOptions {
+  /** The policy runs are judged by (from `loadPolicy`, or built in code). Required. */
+  policy: Policy;
+  /** Where toolwatch's metrics go. Default: none (a no-op meter). */
+  meterProvider?: MeterProvider;
+  /** Judges by name for `llm_judge` scorers; `default` is used when a scorer names none. Default: none. */
+  judges?: Record<string, JudgeFunction | unknown>;
+  /** Called with every verdict, once it is final (after its judges, if any). Default: none. */
+  onVerdict?: (verdict: Verdict) => void;
+  /** Called for every live misuse, while the run is still going. Default: none. */
+  onMisuse?: (misuse: MisuseEvent) => void;
+  /**
+   * How long a run whose agent span ended waits for descendant spans that are still open
+   * (streaming, fire-and-forget tools) before it is judged anyway. The verdict then goes on
+   * a new `evaluate {agent}` span. Default: 5000 ms.
+   */
+  lateSpanTimeoutMs?: number;
+  /** Agent traces held at once; beyond it the oldest trace is evicted and its spans counted as dropped. Default: 10000. */
+  maxTraces?: number;
+  /** Spans held per agent trace; further spans are dropped (and counted). Default: 10000. */
+  maxSpansPerTrace?: number;
+  /** An agent trace with no span activity for this long is evicted (roots that never end). Default: 300000 ms. */
+  traceTtlMs?: number;
+  /** A judge call still running after this long is aborted and yields an `error` result. Default: 60000 ms. */
+  judgeTimeoutMs?: number;
+  /**
+   * Creates the `evaluate {agent}` spans for results that arrive after the agent span ended.
+   * Default: the global tracer provider at the time of emission.
+   */
+  tracerProvider?: TracerProvider;
+  /**
+   * Wrapping mode, for SDKs without `onEnding` (sdk-trace-base 1.x): every hook is forwarded
+   * to `next`, and agent spans are handed to it with the verdict's attributes and events added
+   * to their view. Default: none (register toolwatch beside the exporting processor).
+   */
+  next?: SpanProcessor;
+}
+
+/** One span the processor holds for a trace with agent activity. */
+interface SpanEntry {
+  span: ReadableSpan;
+  parentId: string | undefined;
+  role: SpanRole;
+  open: boolean;
+  /** An ordinary span that sits between agent-related spans: reconstruction needs it to link them. */
+  needed: boolean;
+  like?: SpanLike;
+  live?: LiveAgent | null;
+}
+
+interface LateRun {
+  span: ReadableSpan;
+  timer: ReturnType<typeof setTimeout>;
+  done: Promise<void>;
+  resolve: () => void;
+}
+
+interface TraceState {
+  traceId: string;
+  spans: Map<string, SpanEntry>;
+  openCount: number;
+  lastActivity: number;
+  hasTool: boolean;
+  evaluated: Set<string>;
+  late: Map<string, LateRun>;
+}
+
+/** Where a verdict's telemetry goes: the ending span itself, a decorated view, or a new span. */
+type Emission = 'inline' | 'view' | 'span';
+
+interface Decoration {
+  attributes: Attributes;
+  results: ScorerResult[];
+}
+
+const DEFAULTS = {
+  lateSpanTimeoutMs: 5000,
+  maxTraces: 10_000,
+  maxSpansPerTrace: 10_000,
+  traceTtlMs: 300_000,
+  judgeTimeoutMs: 60_000,
+} as const;
+
+const ARG_KEYS = [
+  ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
+  ATTR_AI_TOOL_CALL_ARGS,
+  ATTR_AI_TOOL_CALL_INPUT,
+  ATTR_OI_INPUT_VALUE,
+  ATTR_MASTRA_TOOL_INPUT,
+  ATTR_TRACELOOP_ENTITY_INPUT,
+] as const;
+
+/**
+ * Judges every agent run as its agent span ends and writes the verdict onto that span, so
+ * every exporter sees it. Register it beside the exporting processor, in any order:
+ *
+ * ```ts
+ * const toolwatch = new ToolwatchSpanProcessor({ policy, meterProvider, onMisuse });
+ * new BasicTracerProvider({ spanProcessors: [toolwatch, new BatchSpanProcessor(exporter)] });
+ * ```
+ *
+ * Ordinary spans (HTTP, DB) in traces without agent activity cost one map lookup and a few
+ * attribute reads. Hooks never throw: problems go to `diag`, once per kind, then are counted.
+ */
+export class ToolwatchSpanProcessor implements SpanProcessor {
+  private readonly _policy: Policy;
+  private readonly _metrics: ToolwatchMetrics;
+  private readonly _live: LiveMisuseMonitor;
+  private readonly _limiter: JudgeLimiter;
+  private readonly _next: SpanProcessor | undefined;
+  private readonly _options: ToolwatchSpanProcessorOptions;
+  private readonly _lateSpanTimeoutMs: number;
+  private readonly _maxTraces: number;
+  private readonly _maxSpansPerTrace: number;
+  private readonly _traceTtlMs: number;
+  private readonly _judgeTimeoutMs: number;
+  private readonly _traces = new Map<string, TraceState>();
+  /** Recently evicted traces: their late spans must not start a new, partial evaluation. */
+  private readonly _evicted = new Set<string>();
+  private readonly _pending = new Set<Promise<unknown>>();
+  private readonly _problems = new Map<string, number>();
+  private readonly _sweeper: ReturnType<typeof setInterval>;
+  private readonly _abort = new AbortController();
+  /** Set by the first `onEnding` call: the SDK supports it, so agent spans are written in place. */
+  private _sdkCallsOnEnding = false;
+  private _shutdownPromise: Promise<void> | undefined;
+  private _isShutdown = false;
+  private _emittedSpans = false;
+  private _flushing = false;
+
+  constructor(options: ToolwatchSpanProcessorOptions) {
+    this._options = options;
+    this._policy = options.policy;
+    this._next = options.next;
+    this._lateSpanTimeoutMs = positive(
+      options.lateSpanTimeoutMs,
+      DEFAULTS.lateSpanTimeoutMs,
+      'lateSpanTimeoutMs',
+    );
+    this._maxTraces = positive(options.maxTraces, DEFAULTS.maxTraces, 'maxTraces');
+    this._maxSpansPerTrace = positive(
+      options.maxSpansPerTrace,
+      DEFAULTS.maxSpansPerTrace,
+      'maxSpansPerTrace',
+    );
+    this._traceTtlMs = positive(options.traceTtlMs, DEFAULTS.traceTtlMs, 'traceTtlMs');
+    this._judgeTimeoutMs = positive(options.judgeTimeoutMs, DEFAULTS.judgeTimeoutMs, 'judgeTimeoutMs');
+    this._metrics = new ToolwatchMetrics({ meterProvider: options.meterProvider, policy: options.policy });
+    this._live = new LiveMisuseMonitor(options.policy, (event) => this._reportMisuse(event));
+    this._limiter = new JudgeLimiter(options.policy.judge);
+    const period = Math.max(10, Math.min(this._traceTtlMs / 2, 30_000));
+    this._sweeper = setInterval(() => this._sweep(), period);
+    // The processor must never keep the process alive.
+    this._sweeper.unref?.();
+  }
+
+  onStart(span: Span, parentContext: Context): void {
+    try {
+      if (!this._isShutdown) this._onStart(span);
+    } catch (error) {
+      this._problem('on_start', 'onStart failed', error);
+    }
+    this._next?.onStart(span, parentContext);
+  }
+
+  onEnding(span: Span): void {
+    this._sdkCallsOnEnding = true;
+    try {
+      if (!this._isShutdown) this._onEnding(span);
+    } catch (error) {
+      this._problem('on_ending', 'onEnding failed', error);
+    }
+    this._next?.onEnding?.(span);
+  }
+
+  onEnd(span: ReadableSpan): void {
+    let forwarded = span;
+    try {
+      if (!this._isShutdown) forwarded = this._onEnd(span);
+    } catch (error) {
+      this._problem('on_end', 'onEnd failed', error);
+    }
+    this._next?.onEnd(forwarded);
+  }
+
+  /** Waits for pending judges and late evaluations, then flushes what they emitted. */
+  async forceFlush(): Promise<void> {
+    await this._drain();
+    await this._flushEmitted();
+    await this._next?.forceFlush();
+  }
+
+  /** Idempotent: judges every run still waiting for late spans, drains judges, then shuts `next` down. */
+  shutdown(): Promise<void> {
+    this._shutdownPromise ??= this._shutdown();
+    return this._shutdownPromise;
+  }
+
+  // -------------------------------------------------------------------------------------
+  // Hooks
+
+  private _onStart(span: Span): void {
+    const ctx = span.spanContext();
+    let state = this._traces.get(ctx.traceId);
+    let role: SpanRole;
+    if (state === undefined) {
+      role = spanRole(span.name, span.attributes);
+      // The hot path: ordinary spans of traces with no agent activity stop here.
+      if (role === SpanRole.NONE) return;
+      state = this._createTrace(ctx.traceId);
+    } else {
+      role = spanRole(span.name, span.attributes);
+    }
+    if (state.spans.size >= this._maxSpansPerTrace) {
+      this._drop('max_spans_per_trace', `trace ${ctx.traceId} holds ${this._maxSpansPerTrace} spans`);
+      return;
+    }
+    const parentId = parentIdOf(span);
+    const entry: SpanEntry = { span, parentId, role, open: true, needed: false };
+    state.spans.set(ctx.spanId, entry);
+    state.openCount++;
+    state.lastActivity = Date.now();
+    if (role === SpanRole.NONE) return;
+    if (role === SpanRole.TOOL) state.hasTool = true;
+    // Ordinary spans between agent-related ones are kept so reconstruction can link through them.
+    let ancestor = parentId === undefined ? undefined : state.spans.get(parentId);
+    while (ancestor !== undefined && ancestor.role === SpanRole.NONE && !ancestor.needed) {
+      ancestor.needed = true;
+      ancestor = ancestor.parentId === undefined ? undefined : state.spans.get(ancestor.parentId);
+    }
+    if (role === SpanRole.TOOL && this._live.enabled) this._toolStarted(state, entry, ctx.spanId);
+  }
+
+  private _onEnding(span: Span): void {
+    const ctx = span.spanContext();
+    let state = this._traces.get(ctx.traceId);
+    const role = spanRole(span.name, span.attributes);
+    if (state === undefined) {
+      // An agent span whose deciding attributes arrived after start, with no agent-related child.
+      if (role !== SpanRole.AGENT || this._evicted.has(ctx.traceId)) return;
+      state = this._createTrace(ctx.traceId);
+      state.spans.set(ctx.spanId, { span, parentId: parentIdOf(span), role, open: true, needed: false });
+      state.openCount++;
+    }
+    const entry = state.spans.get(ctx.spanId);
+    if (entry === undefined) return;
+    entry.role = role;
+    if (!this._isRunCandidate(state, entry)) return;
+    if (this._hasOpenDescendant(state, ctx.spanId)) {
+      this._waitForLateSpans(state, span);
+      return;
+    }
+    this._evaluate(state, span, 'inline');
+  }
+
+  private _onEnd(span: ReadableSpan): ReadableSpan {
+    const ctx = span.spanContext();
+    const state = this._traces.get(ctx.traceId);
+    if (state === undefined) {
+      // SDKs without `onEnding` (1.x): an agent span that was never tracked is still a run.
+      if (
+        !this._sdkCallsOnEnding &&
+        !this._evicted.has(ctx.traceId) &&
+        spanRole(span.name, span.attributes) === SpanRole.AGENT
+      ) {
+        const created = this._createTrace(ctx.traceId);
+        created.spans.set(ctx.spanId, {
+          span,
+          parentId: parentIdOf(span),
+          role: SpanRole.AGENT,
+          open: true,
+          needed: false,
+        });
+        created.openCount++;
+        return this._onEnd(span);
+      }
+      return span;
+    }
+    const entry = state.spans.get(ctx.spanId);
+    if (entry === undefined) return span;
+    let forwarded = span;
+    entry.span = span;
+    if (entry.open) {
+      entry.open = false;
+      state.openCount--;
+    }
+    state.lastActivity = Date.now();
+    if (entry.role === SpanRole.NONE) {
+      entry.role = spanRole(span.name, span.attributes);
+      if (entry.role === SpanRole.TOOL) state.hasTool = true;
+    }
+    if (entry.role === SpanRole.NONE && !entry.needed) {
+      // A leaf ordinary span (an HTTP call inside a tool): nothing to reconstruct from it.
+      state.spans.delete(ctx.spanId);
+    } else if (entry.role === SpanRole.TOOL && this._live.enabled) {
+      this._toolEnded(state, entry, ctx.spanId);
+    }
+    if (!this._sdkCallsOnEnding && !state.evaluated.has(ctx.spanId) && this._isRunCandidate(state, entry)) {
+      if (this._hasOpenDescendant(state, ctx.spanId)) {
+        this._waitForLateSpans(state, span);
+      } else {
+        const decoration = this._evaluate(state, span, this._next ? 'view' : 'span');
+        if (decoration) forwarded = decorate(span, decoration, this._policy);
+      }
+    }
+    if (state.late.size > 0) this._checkLateRuns(state);
+    if (state.openCount === 0 && state.late.size === 0) this._releaseTrace(state);
+    return forwarded;
+  }
+
+  // -------------------------------------------------------------------------------------
+  // Trace state
+
+  private _createTrace(traceId: string): TraceState {
+    if (this._traces.size >= this._maxTraces) {
+      // Evict the oldest trace rather than refuse the new one: under pressure the oldest is
+      // most likely a root that will never end, and refusing would stop all evaluation.
+      const oldest = this._traces.values().next().value as TraceState;
+      for (const late of oldest.late.values()) this._finishLate(oldest, late);
+      this._drop('max_traces', `${this._maxTraces} agent traces are held`, Math.max(1, oldest.spans.size));
+      this._evict(oldest);
+    }
+    const state: TraceState = {
+      traceId,
+      spans: new Map(),
+      openCount: 0,
+      lastActivity: Date.now(),
+      hasTool: false,
+      evaluated: new Set(),
+      late: new Map(),
+    };
+    this._traces.set(traceId, state);
+    this._metrics.tracesBuffered(1);
+    return state;
+  }
+
+  private _releaseTrace(state: TraceState): void {
+    if (this._traces.get(state.traceId) !== state) return;
+    this._traces.delete(state.traceId);
+    this._metrics.tracesBuffered(-1);
+  }
+
+  private _evict(state: TraceState): void {
+    this._releaseTrace(state);
+    this._evicted.add(state.traceId);
+    if (this._evicted.size > this._maxTraces) {
+      this._evicted.delete(this._evicted.values().next().value as string);
+    }
+  }
+
+  /** Evicts traces with no activity for `traceTtlMs`: their roots will never end. */
+  private _sweep(): void {
+    try {
+      const cutoff = Date.now() - this._traceTtlMs;
+      for (const state of this._traces.values()) {
+        if (state.lastActivity > cutoff) continue;
+        if (state.late.size > 0) {
+          for (const late of state.late.values()) this._finishLate(state, late);
+        }
+        this._drop(
+          'ttl',
+          `agent trace ${state.traceId} had no activity for ${this._traceTtlMs} ms`,
+          state.spans.size,
+        );
+        this._evict(state);
+      }
+    } catch (error) {
+      this._problem('sweep', 'trace eviction failed', error);
+    }
+  }
+
+  /** Agent spans are runs; so is the outermost chain span holding tool spans (implicit runs). */
+  private _isRunCandidate(state: TraceState, entry: SpanEntry): boolean {
+    if (entry.role === SpanRole.AGENT) return true;
+    if (entry.role !== SpanRole.CHAIN || !state.hasTool) return false;
+    return entry.parentId === undefined || !state.spans.has(entry.parentId);
+  }
+
+  private _hasOpenDescendant(state: TraceState, spanId: string): boolean {
+    for (const [id, entry] of state.spans) {
+      if (!entry.open || id === spanId) continue;
+      let parentId = entry.parentId;
+      while (parentId !== undefined) {
+        if (parentId === spanId) return true;
+        parentId = state.spans.get(parentId)?.parentId;
+      }
+    }
+    return false;
+  }
+
+  // -------------------------------------------------------------------------------------
+  // Evaluation
+
+  /**
+   * Rebuilds the run of `span`, judges it with the deterministic scorers, emits the verdict
+   * where `emission` says, and starts its judges. Returns what a decorated view must carry.
+   */
+  private _evaluate(state: TraceState, span: ReadableSpan, emission: Emission): Decoration | undefined {
+    const spanId = span.spanContext().spanId;
+    state.evaluated.add(spanId);
+    const run = this._reconstructRun(state, span);
+    if (run === undefined) return undefined;
+    for (const execution of run.executions) {
+      this._metrics.recordToolExecution(execution.name, execution.status, run.agent);
+    }
+    const rules = matchRules(run, this._policy);
+    let decoration: Decoration | undefined;
+    for (const rule of rules) {
+      const emitted = this._evaluateRule(run, rule, span, emission, decoration === undefined);
+      decoration ??= emitted;
+    }
+    return decoration;
+  }
+
+  private _evaluateRule(
+    run: AgentRun,
+    rule: Rule,
+    span: ReadableSpan,
+    emission: Emission,
+    primary: boolean,
+  ): Decoration | undefined {
+    let evaluation: ReturnType<typeof evaluateRunSync>;
+    try {
+      evaluation = withoutTracing(() => evaluateRunSync(run, rule, this._policy));
+    } catch (error) {
+      this._problem('evaluate', `evaluating rule ${rule.name} failed`, error);
+      return undefined;
+    }
+    const { verdict } = evaluation;
+    for (const result of verdict.results) {
+      this._metrics.recordResult(result, run.agent, rule.name);
+      if (result.label === 'error') {
+        this._problem(
+          `scorer_error_${result.scorer}`,
+          `scorer ${result.scorer} failed: ${result.reason ?? ''}`,
+        );
+      }
+    }
+    // Several matching rules: the first one owns the span's summary attributes, the others
+    // are emitted on their own `evaluate` span so that no attribute is overwritten.
+    const where: Emission = primary ? emission : 'span';
+    const decoration: Decoration = { attributes: verdictAttributes(verdict), results: verdict.results };
+    if (where === 'inline') {
+      const writable = span as Span;
+      writable.setAttributes(decoration.attributes);
+      addEvaluationEvents(writable, verdict.results, this._policy.redact);
+    } else if (where === 'span') {
+      this._emitEvaluationSpan(span.spanContext(), run.agent, decoration.attributes, verdict.results);
+    }
+    if (evaluation.pending.length === 0) {
+      this._deliverVerdict(verdict);
+    } else {
+      this._track(this._completeAsync(run, rule, span.spanContext(), evaluation));
+    }
+    return where === 'view' ? decoration : undefined;
+  }
+
+  private async _completeAsync(
+    run: AgentRun,
+    rule: Rule,
+    runSpan: SpanContext,
+    evaluation: ReturnType<typeof evaluateRunSync>,
+  ): Promise<void> {
+    const abort = new AbortController();
+    const onShutdownAbort = () => abort.abort(this._abort.signal.reason);
+    this._abort.signal.addEventListener('abort', onShutdownAbort, { once: true });
+    const timer = setTimeout(
+      () => abort.abort(new Error(`judge timed out after ${this._judgeTimeoutMs} ms`)),
+      this._judgeTimeoutMs,
+    );
+    timer.unref?.();
+    let extra: ScorerResult[];
+    try {
+      const judged = context.with(suppressTracing(context.active()), () =>
+        completeRunAsync(run, rule, this._policy, evaluation, {
+          judges: this._options.judges,
+          limiter: this._limiter,
+          signal: abort.signal,
+        }),
+      );
+      extra = await raceAbort(judged, abort.signal);
+    } catch (error) {
+      this._problem('judge', `judges of rule ${rule.name} failed`, error);
+      extra = evaluation.pending.map((scorer) => errorResult(scorer, error));
+    } finally {
+      clearTimeout(timer);
+      this._abort.signal.removeEventListener('abort', onShutdownAbort);
+    }
+    const pendingNames = new Set(evaluation.pending.map((scorer) => scorer.name));
+    for (const result of extra) {
+      this._metrics.recordResult(result, run.agent, rule.name);
+      if (!pendingNames.has(result.scorer)) continue;
+      if (result.label === 'skipped') {
+        if (result.reason === 'budget') this._metrics.recordJudgeCall(result.scorer, 'skipped_budget');
+      } else {
+        this._metrics.recordJudgeCall(result.scorer, result.label === 'error' ? 'error' : 'ok');
+      }
+    }
+    const final = finalizeVerdict(evaluation.verdict, extra, rule);
+    this._emitEvaluationSpan(runSpan, run.agent, verdictAttributes(final), extra);
+    this._deliverVerdict(final);
+  }
+
+  private _reconstructRun(state: TraceState, span: ReadableSpan): AgentRun | undefined {
+    const spanId = span.spanContext().spanId;
+    const own = fromReadableSpan(span);
+    // While `onEnding` runs the span is not yet marked ended, but its end time is set.
+    own.endTime = hrTimeToMs(span.endTime);
+    const spans: SpanLike[] = [];
+    let ownSeen = false;
+    let previous = Number.NEGATIVE_INFINITY;
+    for (const [id, entry] of state.spans) {
+      let like: SpanLike;
+      if (id === spanId) {
+        like = own;
+        ownSeen = true;
+      } else if (entry.role === SpanRole.NONE && !entry.needed) {
+        continue;
+      } else if (entry.open) {
+        // Open ancestors place the run (nested or not); open descendants are incomplete calls.
+        like = fromReadableSpan(entry.span);
+      } else {
+        entry.like ??= fromReadableSpan(entry.span);
+        like = entry.like;
+      }
+      // SDK 2.x start times have millisecond precision, so fast calls tie; the map holds spans
+      // in start order, which breaks the tie the way the application ran them.
+      if (like.startTime <= previous && previous - like.startTime < 1) {
+        like.startTime = previous + 0.001;
+        if (like.endTime !== undefined && like.endTime < like.startTime) like.endTime = like.startTime;
+      }
+      previous = like.startTime;
+      spans.push(like);
+    }
+    if (!ownSeen) spans.push(own);
+    const reconstructed = reconstructTrace(spans);
+    return findRun(reconstructed.runs, spanId);
+  }
+
+  private _waitForLateSpans(state: TraceState, span: ReadableSpan): void {
+    const spanId = span.spanContext().spanId;
+    if (state.late.has(spanId)) return;
+    state.evaluated.add(spanId);
+    let resolve!: () => void;
+    const done = new Promise<void>((r) => {
+      resolve = r;
+    });
+    const late: LateRun = {
+      span,
+      done,
+      resolve,
+      timer: setTimeout(() => this._finishLate(state, late), this._lateSpanTimeoutMs),
+    };
+    late.timer.unref?.();
+    state.late.set(spanId, late);
+    this._track(done);
+  }
+
+  private _checkLateRuns(state: TraceState): void {
+    for (const [spanId, late] of state.late) {
+      if (!this._hasOpenDescendant(state, spanId)) this._finishLate(state, late);
+    }
+  }
+
+  /** Judges a run that waited for late spans; its verdict goes on a new `evaluate` span. */
+  private _finishLate(state: TraceState, late: LateRun): void {
+    const spanId = late.span.spanContext().spanId;
+    if (state.late.get(spanId) !== late) return;
+    state.late.delete(spanId);
+    clearTimeout(late.timer);
+    // Out of the SDK's hook: emitting a span from inside another span's `onEnd` would re-enter it.
+    queueMicrotask(() => {
+      try {
+        this._evaluate(state, late.span, 'span');
+      } catch (error) {
+        this._problem('late', 'late evaluation failed', error);
+      } finally {
+        late.resolve();
+        if (state.openCount === 0 && state.late.size === 0) this._releaseTrace(state);
+      }
+    });
+  }
+
+  // -------------------------------------------------------------------------------------
+  // Live misuse
+
+  private _liveAgentsOf(state: TraceState, entry: SpanEntry): LiveAgent[] {
+    const agents: LiveAgent[] = [];
+    let parentId = entry.parentId;
+    while (parentId !== undefined) {
+      const ancestor = state.spans.get(parentId);
+      if (ancestor === undefined) break;
+      if (ancestor.role === SpanRole.AGENT && ancestor.open) {
+        if (ancestor.live === undefined) ancestor.live = this._watchAgent(state, ancestor, parentId);
+        if (ancestor.live) agents.push(ancestor.live);
+      }
+      parentId = ancestor.parentId;
+    }
+    return agents;
+  }
+
+  private _watchAgent(state: TraceState, entry: SpanEntry, spanId: string): LiveAgent | null {
+    let nested = false;
+    let parentId = entry.parentId;
+    while (parentId !== undefined && !nested) {
+      const ancestor = state.spans.get(parentId);
+      if (ancestor === undefined) break;
+      nested = ancestor.role === SpanRole.AGENT;
+      parentId = ancestor.parentId;
+    }
+    const span = entry.span;
+    return (
+      this._live.watch({
+        agent: agentNameOf(span.name, span.attributes),
+        spanId,
+        traceId: state.traceId,
+        attributes: { ...span.resource?.attributes, ...span.attributes },
+        nested,
+      }) ?? null
+    );
+  }
+
+  private _toolStarted(state: TraceState, entry: SpanEntry, spanId: string): void {
+    const tool = toolNameOf(entry.span.name, entry.span.attributes);
+    if (tool === undefined) return;
+    for (const agent of this._liveAgentsOf(state, entry)) this._live.toolStarted(agent, tool, spanId);
+  }
+
+  private _toolEnded(state: TraceState, entry: SpanEntry, spanId: string): void {
+    const attributes = entry.span.attributes;
+    const tool = toolNameOf(entry.span.name, attributes);
+    if (tool === undefined) return;
+    let args: unknown;
+    for (const key of ARG_KEYS) {
+      args = attributes[key];
+      if (args !== undefined) break;
+    }
+    for (const agent of this._liveAgentsOf(state, entry)) this._live.toolEnded(agent, tool, args, spanId);
+  }
+
+  private _reportMisuse(event: MisuseEvent): void {
+    this._metrics.recordMisuse(event.kind, event.tool, event.agent, event.rule);
+    diag.warn(
+      `toolwatch: ${event.kind} tool call ${event.tool} by agent ${event.agent} (rule ${event.rule})`,
+    );
+    const onMisuse = this._options.onMisuse;
+    if (onMisuse === undefined) return;
+    try {
+      onMisuse(event);
+    } catch (error) {
+      this._problem('on_misuse', 'onMisuse callback threw', error);
+    }
+  }
+
+  // -------------------------------------------------------------------------------------
+  // Emission and delivery
+
+  private _emitEvaluationSpan(
+    runSpan: SpanContext,
+    agent: string,
+    attributes: Attributes,
+    results: ScorerResult[],
+  ): void {
+    try {
+      const provider = this._options.tracerProvider ?? trace.getTracerProvider();
+      const tracer = provider.getTracer('toolwatch');
+      const parent = trace.setSpanContext(ROOT_CONTEXT, runSpan);
+      const span = tracer.startSpan(
+        `evaluate ${agent}`,
+        { attributes, links: [{ context: runSpan }] },
+        parent,
+      );
+      addEvaluationEvents(span, results, this._policy.redact);
+      span.end();
+      this._emittedSpans = true;
+    } catch (error) {
+      this._problem('emit', 'emitting the evaluation span failed', error);
+    }
+  }
+
+  private _deliverVerdict(verdict: Verdict): void {
+    const onVerdict = this._options.onVerdict;
+    if (onVerdict === undefined) return;
+    try {
+      onVerdict(verdict);
+    } catch (error) {
+      this._problem('on_verdict', 'onVerdict callback threw', error);
+    }
+  }
+
+  // -------------------------------------------------------------------------------------
+  // Lifecycle
+
+  private _track(promise: Promise<unknown>): void {
+    const tracked = promise.catch((error) => this._problem('pending', 'pending evaluation failed', error));
+    this._pending.add(tracked);
+    void tracked.finally(() => this._pending.delete(tracked));
+  }
+
+  private async _drain(): Promise<void> {
+    // New work can be queued while waiting (a late run finishing starts its judges).
+    while (this._pending.size > 0) await Promise.all([...this._pending]);
+  }
+
+  /** Results emitted on new spans during a flush must reach the exporters before it returns. */
+  private async _flushEmitted(): Promise<void> {
+    if (!this._emittedSpans || this._flushing) return;
+    this._emittedSpans = false;
+    const provider = (this._options.tracerProvider ?? trace.getTracerProvider()) as TracerProvider & {
+      forceFlush?: () => Promise<void>;
+      getDelegate?: () => TracerProvider & { forceFlush?: () => Promise<void> };
+    };
+    const flushable = provider.forceFlush ? provider : provider.getDelegate?.();
+    if (!flushable?.forceFlush) return;
+    this._flushing = true;
+    try {
+      await flushable.forceFlush();
+    } finally {
+      this._flushing = false;
+    }
+  }
+
+  private async _shutdown(): Promise<void> {
+    clearInterval(this._sweeper);
+    // Runs waiting for late spans are judged now with what arrived; nothing else will.
+    for (const state of this._traces.values()) {
+      for (const late of state.late.values()) this._finishLate(state, late);
+    }
+    await this._drain();
+    this._isShutdown = true;
+    this._abort.abort(new Error('toolwatch processor shut down'));
+    let dropped = 0;
+    for (const state of this._traces.values()) dropped += state.spans.size;
+    this._drop('shutdown', 'the processor shut down while agent traces were open', dropped);
+    this._metrics.tracesBuffered(-this._traces.size);
+    this._traces.clear();
+    await this._flushEmitted();
+    await this._next?.shutdown();
+    for (const [kind, count] of this._problems) {
+      if (count > 1) diag.warn(`toolwatch: ${kind} happened ${count} times`);
+    }
+  }
+
+  private _drop(reason: string, message: string, count = 1): void {
+    if (count <= 0) return;
+    this._metrics.recordSpansDropped(reason, count);
+    this._problem(`dropped_${reason}`, `dropping spans: ${message}`);
+  }
+
+  /** Each kind of problem is logged once, then only counted: hooks run for every span. */
+  private _problem(kind: string, message: string, error?: unknown): void {
+    const seen = this._problems.get(kind) ?? 0;
+    this._problems.set(kind, seen + 1);
+    if (seen === 0) diag.warn(`toolwatch: ${message}`, ...(error === undefined ? [] : [error]));
+  }
+}
+
+function positive(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (Number.isFinite(value) && value > 0) return value;
+  diag.warn(`toolwatch: ${name} must be a positive number, using ${fallback}`);
+  return fallback;
+}
+
+function parentIdOf(span: ReadableSpan): string | undefined {
+  return span.parentSpanContext?.spanId ?? (span as unknown as { parentSpanId?: string }).parentSpanId;
+}
+
+function findRun(runs: readonly AgentRun[], spanId: string): AgentRun | undefined {
+  for (const run of runs) {
+    if (run.spanId === spanId) return run;
+    const nested = findRun(run.children, spanId);
+    if (nested) return nested;
+  }
+  return undefined;
+}
+
+function withoutTracing<T>(fn: () => T): T {
+  return context.with(suppressTracing(context.active()), fn);
+}
+
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * The view of an ended span handed to `next` in wrapping mode: the span itself (through the
+ * prototype chain) with the verdict's attributes and events added. The span is not changed.
+ */
+function decorate(span: ReadableSpan, decoration: Decoration, policy: Policy): ReadableSpan {
+  const time = span.endTime;
+  const events = [
+    ...span.events,
+    ...decoration.results.map((result) => ({
+      name: EVENT_GEN_AI_EVALUATION_RESULT,
+      time,
+      attributes: evaluationEventAttributes(result, policy.redact),
+      droppedAttributesCount: 0,
+    })),
+  ];
+  const view = Object.create(span) as ReadableSpan;
+  Object.defineProperty(view, 'attributes', { value: { ...span.attributes, ...decoration.attributes } });
+  Object.defineProperty(view, 'events', { value: events });
+  return view;
+}

@@ -1,0 +1,463 @@
+import { diag, SpanStatusCode } from '@opentelemetry/api';
+import { AlwaysOffSampler } from '@opentelemetry/sdk-trace-base';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { trajectory } from '../../src/scorers/trajectory.js';
+import type { MisuseEvent, Verdict } from '../../src/types.js';
+import { createMetrics, fakeScorer, pointValue, policyOf } from './harness.js';
+import { byName, evaluationEvents, pipeline, startAgent, startPlain, startTool, tool } from './tracing.js';
+
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
+
+describe('ToolwatchSpanProcessor', () => {
+  describe('verdict on the agent span', () => {
+    it.each([
+      ['before', 'simple'],
+      ['after', 'simple'],
+      ['before', 'batch'],
+      ['after', 'batch'],
+    ] as const)('is exported with toolwatch %s a %s processor', async (order, exporting) => {
+      const verdicts: Verdict[] = [];
+      const policy = policyOf([
+        {
+          name: 'refunds',
+          match: { agent: 'refund-*', rootOnly: true },
+          scorers: [
+            fakeScorer({ name: 'has_calls' }),
+            fakeScorer({ name: 'lookup_first', judge: (run) => run.executions[0]?.name === 'check_policy' }),
+          ],
+        },
+      ]);
+      const p = pipeline({ policy, order, exporting, onVerdict: (v) => verdicts.push(v) });
+      const agent = startAgent(p.tracer, 'refund-agent');
+      tool(p.tracer, 'get_order_detail', agent, { order_id: 'A1024' });
+      tool(p.tracer, 'check_policy', agent);
+      agent.end();
+      const spans = await p.flush();
+      const exported = byName(spans, 'invoke_agent refund-agent');
+      expect(exported.attributes['toolwatch.evaluation.passed']).toBe(false);
+      expect(exported.attributes['toolwatch.evaluation.failed']).toEqual(['lookup_first']);
+      expect(exported.attributes['toolwatch.evaluation.rule']).toBe('refunds');
+      expect(exported.attributes['toolwatch.evaluation.policy_digest']).toBe('policy-digest');
+      expect(exported.attributes['toolwatch.keep']).toBe(true);
+      const events = evaluationEvents(exported);
+      expect(events.map((e) => e.attributes?.['gen_ai.evaluation.name'])).toEqual([
+        'has_calls',
+        'lookup_first',
+      ]);
+      expect(events[1]!.attributes?.['gen_ai.evaluation.score.label']).toBe('fail');
+      expect(events[1]!.attributes?.['gen_ai.evaluation.explanation']).toBe(
+        'calls: get_order_detail,check_policy',
+      );
+      expect(verdicts).toHaveLength(1);
+      expect(verdicts[0]!.agent).toBe('refund-agent');
+      expect(verdicts[0]!.span_id).toBe(exported.spanContext().spanId);
+      // No extra span: everything fitted on the agent span.
+      expect(spans.filter((s) => s.name.startsWith('evaluate'))).toHaveLength(0);
+      await p.provider.shutdown();
+    });
+
+    it('judges an agent under an HTTP root and leaves runs no rule matches alone', async () => {
+      const scorer = fakeScorer({ name: 's' });
+      const policy = policyOf([{ match: { agent: 'refund-agent', rootOnly: true }, scorers: [scorer] }]);
+      const p = pipeline({ policy });
+      const http = startPlain(p.tracer, 'GET /refund');
+      const agent = startAgent(p.tracer, 'refund-agent', http);
+      tool(p.tracer, 'get_order_detail', agent);
+      agent.end();
+      const other = startAgent(p.tracer, 'chit-chat', http);
+      tool(p.tracer, 'weather', other);
+      other.end();
+      http.end();
+      const spans = await p.flush();
+      expect(byName(spans, 'invoke_agent refund-agent').attributes['toolwatch.evaluation.passed']).toBe(true);
+      expect(
+        byName(spans, 'invoke_agent chit-chat').attributes['toolwatch.evaluation.passed'],
+      ).toBeUndefined();
+      expect(scorer.seen.map((run) => run.agent)).toEqual(['refund-agent']);
+      expect(scorer.seen[0]!.executions.map((e) => e.name)).toEqual(['get_order_detail']);
+      // Everything released once the trace's agent spans ended.
+      expect(p.processor['_traces'].size).toBe(0);
+      await p.provider.shutdown();
+    });
+
+    it('judges only the outermost run for root_only rules, with nested calls in view', async () => {
+      const scorer = fakeScorer({ name: 's' });
+      const p = pipeline({ policy: policyOf([{ scorers: [scorer] }]) });
+      const team = startAgent(p.tracer, 'team');
+      const delegate = startTool(p.tracer, 'delegate', team);
+      const member = startAgent(p.tracer, 'member', delegate);
+      tool(p.tracer, 'search', member);
+      member.end();
+      delegate.end();
+      team.end();
+      const spans = await p.flush();
+      expect(byName(spans, 'invoke_agent member').attributes['toolwatch.evaluation.rule']).toBeUndefined();
+      expect(byName(spans, 'invoke_agent team').attributes['toolwatch.evaluation.rule']).toBe('rule0');
+      expect(scorer.seen).toHaveLength(1);
+      expect(scorer.seen[0]!.children.map((c) => c.agent)).toEqual(['member']);
+      await p.provider.shutdown();
+    });
+  });
+
+  describe('metrics', () => {
+    it('counts evaluations and tool executions, with zero series from the policy', async () => {
+      const m = createMetrics();
+      const policy = policyOf([
+        {
+          name: 'refunds',
+          match: { agent: 'refund-agent', rootOnly: true },
+          scorers: [fakeScorer({ name: 'has_calls' })],
+        },
+      ]);
+      const p = pipeline({ policy, meterProvider: m.meterProvider });
+      const before = await m.collect();
+      expect(
+        pointValue(before.get('toolwatch.evaluations'), {
+          'gen_ai.evaluation.name': 'has_calls',
+          'gen_ai.evaluation.score.label': 'fail',
+          'gen_ai.agent.name': 'refund-agent',
+        }),
+      ).toBe(0);
+      for (let i = 0; i < 3; i++) {
+        const agent = startAgent(p.tracer, 'refund-agent');
+        if (i < 2) tool(p.tracer, 'get_order_detail', agent);
+        if (i === 0) {
+          const failing = startTool(p.tracer, 'check_policy', agent);
+          failing.setStatus({ code: SpanStatusCode.ERROR, message: 'boom' });
+          failing.end();
+        }
+        agent.end();
+      }
+      await p.flush();
+      const after = await m.collect();
+      const evaluations = after.get('toolwatch.evaluations');
+      expect(
+        pointValue(evaluations, {
+          'gen_ai.evaluation.score.label': 'pass',
+          'gen_ai.agent.name': 'refund-agent',
+        }),
+      ).toBe(2);
+      expect(
+        pointValue(evaluations, {
+          'gen_ai.evaluation.score.label': 'fail',
+          'gen_ai.agent.name': 'refund-agent',
+        }),
+      ).toBe(1);
+      const executions = after.get('toolwatch.tool.executions');
+      expect(
+        pointValue(executions, { 'gen_ai.tool.name': 'get_order_detail', 'toolwatch.tool.status': 'ok' }),
+      ).toBe(2);
+      expect(
+        pointValue(executions, { 'gen_ai.tool.name': 'check_policy', 'toolwatch.tool.status': 'error' }),
+      ).toBe(1);
+      expect(after.get('toolwatch.processor.traces_buffered')!.dataPoints[0]!.value).toBe(0);
+      await p.provider.shutdown();
+      await m.shutdown();
+    });
+  });
+
+  describe('wrapping mode (SDK without onEnding)', () => {
+    it('hands next a view of the agent span with the verdict and forwards every span', async () => {
+      const policy = policyOf([{ scorers: [fakeScorer({ name: 's' })] }]);
+      const p = pipeline({ policy, wrapping: true });
+      const agent = startAgent(p.tracer, 'a');
+      tool(p.tracer, 'lookup', agent);
+      const http = startPlain(p.tracer, 'GET /x', agent);
+      http.end();
+      agent.end();
+      const spans = await p.flush();
+      expect(spans.map((s) => s.name).sort()).toEqual(['GET /x', 'execute_tool lookup', 'invoke_agent a']);
+      const exported = byName(spans, 'invoke_agent a');
+      expect(exported.attributes['toolwatch.evaluation.passed']).toBe(true);
+      expect(exported.attributes['gen_ai.agent.name']).toBe('a');
+      expect(evaluationEvents(exported)).toHaveLength(1);
+      expect(exported.spanContext().spanId).toBe(
+        (agent as unknown as { spanContext(): { spanId: string } }).spanContext().spanId,
+      );
+      // The span itself was not written after it ended.
+      expect(
+        (agent as unknown as { attributes: Record<string, unknown> }).attributes[
+          'toolwatch.evaluation.passed'
+        ],
+      ).toBeUndefined();
+      await p.provider.shutdown();
+    });
+  });
+
+  describe('late spans', () => {
+    it('waits for a descendant still open and emits the verdict on an evaluate span', async () => {
+      const verdicts: Verdict[] = [];
+      const scorer = fakeScorer({ name: 's' });
+      const p = pipeline({ policy: policyOf([{ scorers: [scorer] }]), onVerdict: (v) => verdicts.push(v) });
+      const agent = startAgent(p.tracer, 'streamer');
+      tool(p.tracer, 'first', agent);
+      const streaming = startTool(p.tracer, 'stream', agent);
+      agent.end();
+      expect(verdicts).toHaveLength(0);
+      streaming.end();
+      const spans = await p.flush();
+      expect(verdicts).toHaveLength(1);
+      expect(scorer.seen[0]!.executions.map((e) => e.name)).toEqual(['first', 'stream']);
+      const agentSpan = byName(spans, 'invoke_agent streamer');
+      expect(agentSpan.attributes['toolwatch.evaluation.passed']).toBeUndefined();
+      const evaluate = byName(spans, 'evaluate streamer');
+      expect(evaluate.parentSpanContext?.spanId).toBe(agentSpan.spanContext().spanId);
+      expect(evaluate.spanContext().traceId).toBe(agentSpan.spanContext().traceId);
+      expect(evaluate.attributes['toolwatch.evaluation.passed']).toBe(true);
+      expect(evaluationEvents(evaluate)).toHaveLength(1);
+      await p.provider.shutdown();
+    });
+
+    it('gives up waiting after lateSpanTimeoutMs', async () => {
+      vi.useFakeTimers();
+      const verdicts: Verdict[] = [];
+      const p = pipeline({
+        policy: policyOf([{ scorers: [fakeScorer({ name: 's' })] }]),
+        lateSpanTimeoutMs: 1000,
+        onVerdict: (v) => verdicts.push(v),
+      });
+      const agent = startAgent(p.tracer, 'forgetful');
+      tool(p.tracer, 'first', agent);
+      startTool(p.tracer, 'fire_and_forget', agent);
+      agent.end();
+      await vi.advanceTimersByTimeAsync(999);
+      expect(verdicts).toHaveLength(0);
+      await vi.advanceTimersByTimeAsync(2);
+      expect(verdicts).toHaveLength(1);
+      const spans = await p.flush();
+      expect(byName(spans, 'evaluate forgetful').attributes['toolwatch.evaluation.rule']).toBe('rule0');
+      await p.provider.shutdown();
+    });
+  });
+
+  describe('bounded memory', () => {
+    it('evicts a trace whose root never ends after traceTtlMs and counts its spans', async () => {
+      vi.useFakeTimers();
+      const m = createMetrics();
+      const verdicts: Verdict[] = [];
+      const p = pipeline({
+        policy: policyOf([{ scorers: [fakeScorer()] }]),
+        meterProvider: m.meterProvider,
+        traceTtlMs: 10_000,
+        onVerdict: (v) => verdicts.push(v),
+      });
+      const agent = startAgent(p.tracer, 'stuck');
+      tool(p.tracer, 'a', agent);
+      tool(p.tracer, 'b', agent);
+      expect(p.processor['_traces'].size).toBe(1);
+      await vi.advanceTimersByTimeAsync(9_000);
+      expect(p.processor['_traces'].size).toBe(1);
+      await vi.advanceTimersByTimeAsync(12_000);
+      expect(p.processor['_traces'].size).toBe(0);
+      vi.useRealTimers();
+      const metrics = await m.collect();
+      expect(pointValue(metrics.get('toolwatch.processor.spans_dropped'), { reason: 'ttl' })).toBe(3);
+      expect(metrics.get('toolwatch.processor.traces_buffered')!.dataPoints[0]!.value).toBe(0);
+      // The root ending later is harmless and judges nothing from a partial trace.
+      agent.end();
+      expect(verdicts).toHaveLength(0);
+      expect(p.processor['_traces'].size).toBe(0);
+      await p.provider.shutdown();
+      await m.shutdown();
+    });
+
+    it('drops spans past maxSpansPerTrace and maxTraces, counts them and logs once', async () => {
+      const m = createMetrics();
+      const warn = vi.spyOn(diag, 'warn');
+      const p = pipeline({
+        policy: policyOf([{ scorers: [fakeScorer()] }]),
+        meterProvider: m.meterProvider,
+        maxSpansPerTrace: 10,
+        maxTraces: 2,
+      });
+      const agent = startAgent(p.tracer, 'storm');
+      for (let i = 0; i < 50; i++) startTool(p.tracer, `t${i}`, agent);
+      for (const name of ['second', 'third', 'fourth']) startTool(p.tracer, 'x', startAgent(p.tracer, name));
+      const metrics = await m.collect();
+      const dropped = metrics.get('toolwatch.processor.spans_dropped');
+      // The agent span plus 9 tools fit; 41 tools do not.
+      expect(pointValue(dropped, { reason: 'max_spans_per_trace' })).toBe(41);
+      // `third` evicts the oldest trace (storm, 10 spans held), `fourth` evicts `second` (2).
+      expect(pointValue(dropped, { reason: 'max_traces' })).toBe(12);
+      expect(p.processor['_traces'].size).toBe(2);
+      const messages = warn.mock.calls.map((c) => String(c[0]));
+      expect(messages.filter((msg) => msg.includes('holds 10 spans'))).toHaveLength(1);
+      expect(messages.filter((msg) => msg.includes('agent traces are held'))).toHaveLength(1);
+      await p.provider.shutdown();
+      await m.shutdown();
+    });
+  });
+
+  describe('scorers and judges', () => {
+    it('turns a scorer exception into an error result and logs it through diag', async () => {
+      const warn = vi.spyOn(diag, 'warn');
+      const verdicts: Verdict[] = [];
+      const policy = policyOf([
+        { scorers: [fakeScorer({ name: 'bad', throws: true }), fakeScorer({ name: 'good' })] },
+      ]);
+      const p = pipeline({ policy, onVerdict: (v) => verdicts.push(v) });
+      for (let i = 0; i < 2; i++) {
+        const agent = startAgent(p.tracer, 'a');
+        tool(p.tracer, 'lookup', agent);
+        expect(() => agent.end()).not.toThrow();
+      }
+      const spans = await p.flush();
+      expect(verdicts[0]!.results.map((r) => [r.scorer, r.label])).toEqual([
+        ['bad', 'error'],
+        ['good', 'pass'],
+      ]);
+      expect(verdicts[0]!.results[0]!.reason).toContain('bad exploded');
+      const exported = spans.filter((s) => s.name === 'invoke_agent a');
+      expect(exported[0]!.attributes['toolwatch.evaluation.failed']).toEqual(['bad']);
+      expect(warn.mock.calls.filter((c) => String(c[0]).includes('bad exploded'))).toHaveLength(1);
+      await p.provider.shutdown();
+    });
+
+    it('does not let a hanging judge hold forceFlush past judgeTimeoutMs', async () => {
+      const verdicts: Verdict[] = [];
+      const hanging = fakeScorer({
+        name: 'judge',
+        kind: 'llm_judge',
+        async: true,
+        promise: () => new Promise(() => {}),
+      });
+      Object.assign(hanging, { sampling: { ratio: 1 } });
+      const policy = policyOf([{ scorers: [fakeScorer({ name: 'det' }), hanging] }]);
+      const p = pipeline({ policy, judgeTimeoutMs: 50, onVerdict: (v) => verdicts.push(v) });
+      const agent = startAgent(p.tracer, 'a');
+      tool(p.tracer, 'lookup', agent);
+      agent.end();
+      const started = Date.now();
+      const spans = await p.flush();
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(verdicts).toHaveLength(1);
+      const judged = verdicts[0]!.results.find((r) => r.scorer === 'judge');
+      expect(judged?.label).toBe('error');
+      expect(verdicts[0]!.passed).toBe(false);
+      // The deterministic result is on the agent span, the judge's on the evaluate span.
+      expect(
+        evaluationEvents(byName(spans, 'invoke_agent a')).map(
+          (e) => e.attributes?.['gen_ai.evaluation.name'],
+        ),
+      ).toEqual(['det']);
+      const evaluate = byName(spans, 'evaluate a');
+      expect(evaluationEvents(evaluate).map((e) => e.attributes?.['gen_ai.evaluation.name'])).toEqual([
+        'judge',
+      ]);
+      expect(evaluate.attributes['toolwatch.evaluation.failed']).toEqual(['judge']);
+      await p.provider.shutdown();
+    });
+  });
+
+  describe('live misuse', () => {
+    it('reports forbidden tools at start, budgets and repeats at end, before the run is over', async () => {
+      const m = createMetrics();
+      const misuse: MisuseEvent[] = [];
+      const policy = policyOf([
+        {
+          name: 'refunds',
+          scorers: [
+            trajectory({
+              expectedTools: ['get_order_detail', 'check_refund_policy'],
+              forbiddenTools: ['submit_refund'],
+              maxCalls: 3,
+              maxRepeats: 1,
+            }),
+          ],
+        },
+      ]);
+      const p = pipeline({ policy, meterProvider: m.meterProvider, onMisuse: (e) => misuse.push(e) });
+      const agent = startAgent(p.tracer, 'refund-agent');
+      tool(p.tracer, 'get_order_detail', agent, { order_id: 'A1' });
+      expect(misuse).toHaveLength(0);
+      const forbidden = startTool(p.tracer, 'submit_refund', agent, { order_id: 'A1' });
+      expect(misuse.map((e) => e.kind)).toEqual(['forbidden']);
+      expect(misuse[0]).toMatchObject({ tool: 'submit_refund', agent: 'refund-agent', rule: 'refunds' });
+      expect(misuse[0]!.span_id).toBe(forbidden.spanContext().spanId);
+      forbidden.end();
+      const weather = startTool(p.tracer, 'weather', agent);
+      expect(misuse.at(-1)).toMatchObject({ kind: 'unexpected', tool: 'weather' });
+      weather.end();
+      // Fourth call: over the budget of 3; and the same arguments as the first: a repeat.
+      tool(p.tracer, 'get_order_detail', agent, { order_id: 'A1' });
+      expect(
+        misuse
+          .slice(-2)
+          .map((e) => e.kind)
+          .sort(),
+      ).toEqual(['call_budget', 'repeated_call']);
+      expect(misuse.find((e) => e.kind === 'call_budget')!.detail).toEqual({ calls: 4, max_calls: 3 });
+      const metrics = await m.collect();
+      const counter = metrics.get('toolwatch.tool.misuse');
+      expect(
+        pointValue(counter, { 'toolwatch.misuse.kind': 'forbidden', 'gen_ai.tool.name': 'submit_refund' }),
+      ).toBe(1);
+      expect(
+        pointValue(counter, {
+          'toolwatch.misuse.kind': 'repeated_call',
+          'gen_ai.tool.name': 'get_order_detail',
+        }),
+      ).toBe(1);
+      agent.end();
+      await p.provider.shutdown();
+      await m.shutdown();
+    });
+  });
+
+  describe('lifecycle and cost', () => {
+    it('shuts down in the middle of a run without throwing, once', async () => {
+      const m = createMetrics();
+      const verdicts: Verdict[] = [];
+      const p = pipeline({
+        policy: policyOf([{ scorers: [fakeScorer()] }]),
+        meterProvider: m.meterProvider,
+        onVerdict: (v) => verdicts.push(v),
+      });
+      const agent = startAgent(p.tracer, 'a');
+      const open = startTool(p.tracer, 'lookup', agent);
+      const first = p.processor.shutdown();
+      expect(p.processor.shutdown()).toBe(first);
+      await first;
+      expect(() => {
+        open.end();
+        agent.end();
+      }).not.toThrow();
+      expect(verdicts).toHaveLength(0);
+      const metrics = await m.collect();
+      expect(pointValue(metrics.get('toolwatch.processor.spans_dropped'), { reason: 'shutdown' })).toBe(2);
+      await m.shutdown();
+    });
+
+    it('never sees spans that are not recorded', async () => {
+      const verdicts: Verdict[] = [];
+      const p = pipeline({
+        policy: policyOf([{ scorers: [fakeScorer()] }]),
+        sampler: new AlwaysOffSampler(),
+        onVerdict: (v) => verdicts.push(v),
+      });
+      const agent = startAgent(p.tracer, 'a');
+      tool(p.tracer, 'lookup', agent);
+      expect(agent.isRecording()).toBe(false);
+      expect(p.processor['_traces'].size).toBe(0);
+      agent.end();
+      await p.flush();
+      expect(verdicts).toHaveLength(0);
+      await p.provider.shutdown();
+    });
+
+    it('keeps nothing for traces without agent activity', async () => {
+      const p = pipeline({ policy: policyOf([{ scorers: [fakeScorer()] }]) });
+      const root = startPlain(p.tracer, 'GET /');
+      const db = startPlain(p.tracer, 'SELECT', root);
+      expect(p.processor['_traces'].size).toBe(0);
+      db.end();
+      root.end();
+      expect(p.processor['_traces'].size).toBe(0);
+      expect((await p.flush()).map((s) => s.name)).toEqual(['SELECT', 'GET /']);
+      await p.provider.shutdown();
+    });
+  });
+});
