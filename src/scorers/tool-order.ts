@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AgentRun, Scorer, ScorerResult } from '../types.js';
+import type { AgentRun, ScorerResult, SyncScorer } from '../types.js';
 import { configDigest } from '../util/digest.js';
 
 /**
@@ -51,7 +51,7 @@ export const toolOrderConfigSchema = z
 export type ToolOrderConfig = z.infer<typeof toolOrderConfigSchema>;
 
 /** Build the scorer from a parsed policy entry. */
-export function toolOrderFromConfig(config: ToolOrderConfig): Scorer {
+export function toolOrderFromConfig(config: ToolOrderConfig): SyncScorer {
   return toolOrder({
     name: config.name,
     expectedTool: config.expected_tool,
@@ -98,7 +98,7 @@ function sameSequence(a: readonly string[], b: readonly string[]): boolean {
   return true;
 }
 
-export function toolOrder(options: ToolOrderOptions): Scorer {
+export function toolOrder(options: ToolOrderOptions): SyncScorer {
   const { expectedTool, expectedToolOrder } = options;
   const strictMode = options.strictMode ?? false;
   const orderSemantics: OrderSemantics = options.orderSemantics ?? 'mastra';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { canonicalArgs } from '../reconstruction/canonical-args.js';
-import type { AgentRun, ScoreContext, Scorer, ScorerResult, ToolExecution } from '../types.js';
+import type { AgentRun, ScoreContext, Scorer, ScorerResult, SyncScorer, ToolExecution } from '../types.js';
 import { configDigest } from '../util/digest.js';
 import { pythonEquals } from '../util/python-equals.js';
 import { PyFloat } from '../util/python-json.js';
@@ -97,6 +97,10 @@ const RULE_KEYS = [
 ] as const;
 type RuleKey = (typeof RULE_KEYS)[number];
 
+/** A message for wrong types only; other issues (unknown keys) keep zod's own text. */
+const onlyType = (message: string) => (issue: { code?: string }) =>
+  issue.code === 'invalid_type' ? message : undefined;
+
 // YAML/JSON readers may hand over float-typed numbers as PyFloat.
 const num = z.preprocess((v) => (v instanceof PyFloat ? v.value : v), z.number());
 const toolName = z.string().min(1, 'tool names must be non-empty');
@@ -131,7 +135,7 @@ const argRuleSchema = z
       lt: num.optional(),
       lte: num.optional(),
     },
-    { error: 'expected a rule object such as { equals: value }' },
+    { error: onlyType('expected a rule object such as { equals: value }') },
   )
   .refine((rule) => RULE_KEYS.some((k) => Object.hasOwn(rule, k)), {
     message: `a rule needs at least one of ${RULE_KEYS.join(', ')}`,
@@ -150,10 +154,10 @@ export const trajectoryConfigSchema = z
         toolName,
         z
           .record(z.string().min(1, 'field paths must be non-empty'), argRuleSchema, {
-            error: 'expected { "field.path": rule }',
+            error: onlyType('expected { "field.path": rule }'),
           })
           .refine((fields) => Object.keys(fields).length > 0, 'a tool needs at least one field rule'),
-        { error: 'expected { tool: { "field.path": rule } }' },
+        { error: onlyType('expected { tool: { "field.path": rule } }') },
       )
       .refine(
         (tools) => Object.keys(tools).length > 0,
@@ -206,7 +210,7 @@ export const trajectoryConfigSchema = z
 export type TrajectoryConfig = z.infer<typeof trajectoryConfigSchema>;
 
 /** Build the scorer from a parsed policy entry. */
-export function trajectoryFromConfig(config: TrajectoryConfig): Scorer {
+export function trajectoryFromConfig(config: TrajectoryConfig): SyncScorer {
   const w = config.weights;
   return trajectory({
     name: config.name,
@@ -272,7 +276,7 @@ interface CompiledField {
   regex?: RegExp;
 }
 
-export function trajectory(options: TrajectoryOptions): Scorer {
+export function trajectory(options: TrajectoryOptions): SyncScorer {
   const w = options.weights;
   const raw: Record<string, unknown> = {
     kind: TRAJECTORY_KIND,
@@ -523,7 +527,7 @@ export function trajectory(options: TrajectoryOptions): Scorer {
     };
   };
 
-  const scorer: Scorer = {
+  const scorer: SyncScorer = {
     name,
     kind: TRAJECTORY_KIND,
     digest,
