@@ -12,7 +12,10 @@
  * the calls; a requested call with no tool span is request-only (refused). History requests
  * are tool-call parts in an LLM span's input messages.
  */
+import { spansFromOtlpJson } from '../../src/conventions/from-otlp-json.js';
+import { reconstructTraces } from '../../src/reconstruction/reconstruct-trace.js';
 import type { AgnoEvidence, AgnoExecution } from '../../src/scorers/agno-evidence.js';
+import type { AgentRun, Problem } from '../../src/types.js';
 import { type SpanNode, TraceBuilder } from '../helpers/trace-builder.js';
 
 export type CallState = 'ok' | 'err' | 'paused' | 'hitl-approved' | 'hitl-rejected' | 'explicit-ok';
@@ -116,4 +119,17 @@ export function traceOf(node: AgnoNode): { builder: TraceBuilder; otlp: unknown 
   const root = builder.agent(node.name ?? (node.kind === 'team' ? 'team' : 'agent'));
   emit(root, node);
   return { builder, otlp: builder.toOtlp() };
+}
+
+/** Decodes and reconstructs `traceOf(node)`; returns the outermost run. */
+export function runOf(node: AgnoNode): AgentRun {
+  const { otlp } = traceOf(node);
+  const problems: Problem[] = [];
+  const traces = reconstructTraces(spansFromOtlpJson(otlp, problems));
+  if (traces.length !== 1 || traces[0]!.runs.length !== 1) {
+    throw new Error(
+      `expected one trace with one root run, got ${JSON.stringify(traces.map((t) => t.runs.length))}`,
+    );
+  }
+  return traces[0]!.runs[0]!;
 }

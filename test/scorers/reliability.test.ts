@@ -10,9 +10,9 @@ import {
   reliabilityConfigSchema,
   reliabilityFromConfig,
 } from '../../src/scorers/reliability.js';
-import type { AgentRun } from '../../src/types.js';
+import type { AgentRun, ScorerResult } from '../../src/types.js';
 import { configDigest } from '../../src/util/digest.js';
-import { agnoEvidenceOf } from './agno-cases.js';
+import { type AgnoNode, agnoEvidenceOf, type CallState, runOf } from './agno-cases.js';
 import {
   ANN,
   type ExpectedReliability,
@@ -80,6 +80,56 @@ describe('evaluateReliability on agno-shaped evidence (agno.md §4.2 full result
     );
   });
 });
+
+describe('reliability scorer on traces (OTLP → reconstruction → scorer)', () => {
+  const cases: ReliabilityCase[] = [...UPSTREAM_RELIABILITY_CASES, ...PROBE_RELIABILITY_CASES];
+  it.each(cases.map((c) => [c.id, c] as const))('%s', (_id, c) => {
+    const scorer = reliability(c.options);
+    const result = scorer.score(runOf(c.run)) as ScorerResult;
+    const detail = full(c.expected);
+    expect(result).toEqual({
+      scorer: 'reliability',
+      kind: 'reliability',
+      passed: c.expected.status === 'PASSED',
+      score: c.expected.status === 'PASSED' ? 1 : 0,
+      label: c.expected.status === 'PASSED' ? 'pass' : 'fail',
+      reason: reasonOf(detail),
+      digest: scorer.digest,
+      detail,
+    });
+  });
+
+  it('scope self reads only the run itself', () => {
+    const run = runOf({
+      kind: 'team',
+      tools: ['delegate_task_to_member'],
+      members: [{ tools: ['multiply'] }],
+    });
+    const members = reliability({ expectedToolCalls: ['multiply'], allowAdditionalToolCalls: true }).score(
+      run,
+    ) as ScorerResult;
+    const self = reliability({
+      expectedToolCalls: ['multiply'],
+      allowAdditionalToolCalls: true,
+      scope: 'self',
+    }).score(run) as ScorerResult;
+    expect(members.passed).toBe(true);
+    expect(self.detail).toEqual(
+      full({ status: 'FAILED', additional: ['delegate_task_to_member'], missing: ['multiply'] }),
+    );
+  });
+});
+
+/** The reason text the scorer writes: agno's failing lists by field name. */
+function reasonOf(d: ReliabilityDetail): string | null {
+  if (d.eval_status === 'PASSED') return null;
+  const list = (xs: string[]) => `[${xs.map((x) => `'${x}'`).join(', ')}]`;
+  const parts: string[] = [];
+  if (d.missing_tool_calls.length) parts.push(`missing_tool_calls=${list(d.missing_tool_calls)}`);
+  if (d.failed_tool_calls.length) parts.push(`failed_tool_calls=${list(d.failed_tool_calls)}`);
+  if (d.failed_argument_checks.length) parts.push(`failed_argument_checks=${list(d.failed_argument_checks)}`);
+  return parts.join('; ');
+}
 
 describe('reliability scorer: identity, config, schema', () => {
   it('defaults: strict, scope members, name reliability, sync', () => {
@@ -250,6 +300,59 @@ describe('reliability properties (agno-shaped evidence)', () => {
         if (before.eval_status === 'PASSED') expect(after.eval_status).toBe('PASSED');
         expect(after.missing_tool_calls.length).toBeLessThanOrEqual(before.missing_tool_calls.length);
       }),
+    );
+  });
+});
+
+describe('reliability properties on traces', () => {
+  const name = fc.constantFrom('a', 'b', 'c');
+  const state = fc.constantFrom('ok', 'err', 'paused', 'hitl-rejected') as fc.Arbitrary<CallState>;
+  const node: fc.Arbitrary<AgnoNode> = fc.record({
+    tools: fc.array(
+      fc
+        .record({ name, state, args: fc.constantFrom(undefined, { x: 1 }, { x: 2 }) })
+        .map((c) => (c.args ? c : { name: c.name, state: c.state })),
+      { maxLength: 5 },
+    ),
+    requests: fc.array(fc.array(name, { minLength: 1, maxLength: 2 }), { maxLength: 2 }),
+  });
+  const options: fc.Arbitrary<ReliabilityOptions> = fc.record({
+    expectedToolCalls: fc.option(fc.array(name, { maxLength: 3 }), { nil: null }),
+    allowAdditionalToolCalls: fc.boolean(),
+    expectedToolCallArguments: fc.option(
+      fc.dictionary(name, fc.constantFrom({ x: 1 }, { x: 2 }, {}), { maxKeys: 2 }),
+      {
+        nil: null,
+      },
+    ),
+  });
+
+  it('history never changes the result', () => {
+    fc.assert(
+      fc.property(
+        node,
+        options,
+        fc.array(fc.constantFrom('a', 'b', 'c', 'd'), { minLength: 1, maxLength: 3 }),
+        (n, o, hist) => {
+          const scorer = reliability(o);
+          const without = scorer.score(runOf(n)) as ScorerResult;
+          const withHistory = scorer.score(runOf({ ...n, historyRequests: hist })) as ScorerResult;
+          expect(withHistory).toEqual(without);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it('the scorer on a trace equals agno rules on the same RunOutput', () => {
+    fc.assert(
+      fc.property(node, options, (n, o) => {
+        const result = reliability(o).score(runOf(n)) as ScorerResult;
+        // Request-only names that also executed are invisible to R6, so the comparison is exact.
+        expect(result.detail).toEqual(evaluateReliability(agnoEvidenceOf(n), rulesOf(o)));
+        expect(result.score).toBe(result.passed ? 1 : 0);
+      }),
+      { numRuns: 80 },
     );
   });
 });

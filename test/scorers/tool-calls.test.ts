@@ -9,8 +9,9 @@ import {
   toolCallsDigest,
   toolCallsFromConfig,
 } from '../../src/scorers/tool-calls.js';
+import type { ScorerResult } from '../../src/types.js';
 import { PyFloat } from '../../src/util/python-json.js';
-import { type AgnoNode, agnoEvidenceOf } from './agno-cases.js';
+import { type AgnoNode, agnoEvidenceOf, type CallState, runOf } from './agno-cases.js';
 import { PROBE_TOOL_CALLS_CASES, type ToolCallsCase, UPSTREAM_TOOL_CALLS_CASES } from './tool-calls-cases.js';
 
 /** agno `_members_carry_tools`: some member at any depth has a non-empty `tools`. */
@@ -39,6 +40,32 @@ describe('evaluateToolCalls on agno-shaped evidence (agno.md §4.4 full Score)',
       checks: d.checks,
       satisfied: d.satisfied,
     }).toEqual(c.expected);
+  });
+});
+
+describe('toolCalls scorer on traces (OTLP → reconstruction → scorer)', () => {
+  const cases: ToolCallsCase[] = [...UPSTREAM_TOOL_CALLS_CASES, ...PROBE_TOOL_CALLS_CASES];
+  it.each(cases.map((c) => [c.id, c] as const))('%s', (_id, c) => {
+    const scorer = toolCalls(c.options);
+    const result = scorer.score(runOf(c.run)) as ScorerResult;
+    const { value, passed, reason, checks, satisfied } = c.expected;
+    expect(result).toEqual({
+      scorer: 'tool_calls',
+      kind: 'tool_calls',
+      passed,
+      score: value,
+      label: passed ? 'pass' : 'fail',
+      reason,
+      digest: scorer.digest,
+      detail: { value, passed, reason, checks, satisfied, additional: expect.any(Array) },
+    });
+  });
+
+  it('detail.additional lists clean extra calls, sorted, in lenient mode too', () => {
+    const run = runOf({ tools: ['search', 'zz', 'aa', 'zz', { name: 'bad', state: 'err' }] });
+    const r = toolCalls({ expectedTools: ['search'] }).score(run) as ScorerResult;
+    expect(r.detail.additional).toEqual(['aa', 'zz']);
+    expect(r.passed).toBe(true);
   });
 });
 
@@ -309,6 +336,72 @@ describe('tool_calls properties (agno-shaped evidence)', () => {
           before.reason,
         ]);
       }),
+    );
+  });
+});
+
+describe('tool_calls properties on traces', () => {
+  const name = fc.constantFrom('a', 'b', 'c');
+  const state = fc.constantFrom('ok', 'err', 'paused', 'hitl-rejected') as fc.Arbitrary<CallState>;
+  const tools = fc.array(
+    fc
+      .record({ name, state, args: fc.constantFrom(undefined, { x: 1 }, { x: 2 }) })
+      .map((c) => (c.args ? c : { name: c.name, state: c.state })),
+    { maxLength: 5 },
+  );
+  const node: fc.Arbitrary<AgnoNode> = fc.record({
+    tools,
+    requests: fc.array(fc.array(name, { minLength: 1, maxLength: 2 }), { maxLength: 2 }),
+    members: fc.array(fc.record({ tools }), { maxLength: 2 }),
+  });
+  const options: fc.Arbitrary<ToolCallsOptions> = fc
+    .record({
+      expectedTools: fc.array(name, { maxLength: 3 }),
+      arguments: fc.dictionary(name, fc.constantFrom({ x: 1 }, [{ x: 2 }, {}], {}), { maxKeys: 2 }),
+      allowAdditional: fc.boolean(),
+    })
+    .filter((o) => o.expectedTools.length + Object.keys(o.arguments).length > 0);
+
+  it('the scorer on a trace equals agno rules on the same RunOutput; score in [0, 1]', () => {
+    fc.assert(
+      fc.property(node, options, (n, o) => {
+        const r = toolCalls(o).score(runOf(n)) as ScorerResult;
+        const d = evaluateToolCalls(agnoEvidenceOf(n, 'self'), rulesOf(o), membersCarryTools(n));
+        expect(r.detail).toEqual({ ...d });
+        expect(r.score).toBeGreaterThanOrEqual(0);
+        expect(r.score).toBeLessThanOrEqual(1);
+      }),
+      { numRuns: 80 },
+    );
+  });
+
+  it('history never changes the result', () => {
+    fc.assert(
+      fc.property(
+        node,
+        options,
+        fc.array(fc.constantFrom('a', 'b', 'd'), { minLength: 1, maxLength: 3 }),
+        (n, o, hist) => {
+          const scorer = toolCalls(o);
+          expect(scorer.score(runOf({ ...n, historyRequests: hist }))).toEqual(scorer.score(runOf(n)));
+        },
+      ),
+      { numRuns: 50 },
+    );
+  });
+
+  it('adding a clean call of an expected tool never lowers the score', () => {
+    fc.assert(
+      fc.property(node, options, fc.nat(), (n, o, pick) => {
+        const expected = o.expectedTools ?? [];
+        fc.pre(expected.length > 0);
+        const scorer = toolCalls(o);
+        const before = scorer.score(runOf(n)) as ScorerResult;
+        const extra = { name: expected[pick % expected.length]!, state: 'ok' as const };
+        const after = scorer.score(runOf({ ...n, tools: [...(n.tools ?? []), extra] })) as ScorerResult;
+        expect(after.score).toBeGreaterThanOrEqual(before.score);
+      }),
+      { numRuns: 50 },
     );
   });
 });
