@@ -28,7 +28,7 @@ import type {
   SpanRole,
   ToolFacts,
 } from './span-facts.js';
-import { readToolStatus } from './tool-status.js';
+import { readToolStatus, wasNotRun } from './tool-status.js';
 
 const CONVENTION = 'gen_ai';
 const TOOL_PREFIX = 'execute_tool ';
@@ -86,6 +86,7 @@ export function genAiTool(span: SpanLike): ToolFacts | undefined {
   const id = readString(a[ATTR_GEN_AI_TOOL_CALL_ID]);
   if (id && id !== ADK_CALL_ID_NOT_SPECIFIED) facts.callId = id;
   if (rawResult !== undefined) facts.result = readMaybeJson(rawResult);
+  if (wasNotRun(span)) facts.notRun = true;
   return facts;
 }
 

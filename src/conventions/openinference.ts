@@ -33,7 +33,7 @@ import type {
   SpanRole,
   ToolFacts,
 } from './span-facts.js';
-import { callIdFromRejection, readToolStatus } from './tool-status.js';
+import { callIdFromRejection, readToolStatus, wasNotRun } from './tool-status.js';
 
 const CONVENTION = 'openinference';
 const HANDOFF_NAME = 'handoff to ';
@@ -89,7 +89,10 @@ export function openInferenceTool(span: SpanLike): ToolFacts | undefined {
   if (target && (name.startsWith(HANDOFF_TOOL) || span.name.startsWith(HANDOFF_NAME))) {
     const alias = 'transfer_to_' + target.replace(/[\s-]+/g, '_').toLowerCase();
     facts.aliases = alias === name ? [] : [alias];
+    // `{"from_agent": …}` is the bridge's bookkeeping, not what the model passed.
+    facts.usable = false;
   }
+  if (wasNotRun(span, [outputText])) facts.notRun = true;
   return facts;
 }
 

@@ -27,6 +27,12 @@ export interface ToolFacts extends ArgsFacts {
   errorMessage?: string;
   /** Other names the model may have used for this tool (OpenAI Agents handoffs). */
   aliases?: string[];
+  /**
+   * The framework opened a span but rejected the call before the tool ran (invalid
+   * arguments): reconstruction counts the request as request-only, with this span's
+   * message as the refusal.
+   */
+  notRun?: boolean;
 }
 
 /** A tool call found in a message (an LLM output, an input history, a step output). */

@@ -86,3 +86,20 @@ function exceptionField(span: SpanLike, key: string): string | undefined {
   }
   return undefined;
 }
+
+/** Texts of frameworks that open a tool span for a call they then refuse to run. */
+const NOT_RUN_TEXTS = ['InvalidToolInputError', 'Invalid JSON input for tool', 'Invalid input for tool'];
+
+/**
+ * True when the span records a call rejected before the tool ran: OpenAI Agents' invalid
+ * JSON input, Pydantic AI's `pydantic_ai.tool.failure_stage = validation`.
+ */
+export function wasNotRun(span: SpanLike, texts: Array<string | undefined> = []): boolean {
+  if (span.attributes['pydantic_ai.tool.failure_stage'] === 'validation') return true;
+  if (span.status?.code !== 2) return false;
+  for (const t of [span.status.message, ...texts]) {
+    if (!t) continue;
+    for (const marker of NOT_RUN_TEXTS) if (t.includes(marker)) return true;
+  }
+  return false;
+}

@@ -41,6 +41,7 @@ interface Node {
 
 interface PendingRequest {
   request: ToolRequest;
+  llmStart: number;
   convention: string;
   usable: boolean;
 }
@@ -290,7 +291,7 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
         if (call.argsRaw !== undefined) request.argsRaw = call.argsRaw;
         if (call.argsError !== undefined) request.argsError = call.argsError;
         if (call.pending) request.pending = true;
-        own.requests.push({ request, convention: llm.convention, usable: call.usable });
+        own.requests.push({ request, llmStart: node.start, convention: llm.convention, usable: call.usable });
       });
       for (const h of llm.hints ?? []) own.hints.push({ ...h, spanId });
       for (const c of llm.inputCalls ?? []) own.inputCalls.push({ ...c, spanId });
@@ -452,6 +453,12 @@ function buildCalls(st: RunState, nodes: Node[]): void {
   for (const i of st.toolNodes) {
     const node = nodes[i]!;
     const f = node.tool!;
+    if (f.notRun) {
+      const refusal: RefusalFacts = { name: f.name, text: f.errorMessage ?? 'rejected before the tool ran' };
+      if (f.callId !== undefined) refusal.callId = f.callId;
+      st.refusals.push(refusal);
+      continue;
+    }
     const exec: ToolExecution = {
       name: f.name,
       argsSource: f.args !== undefined || f.argsRaw !== undefined ? 'span' : 'none',
@@ -484,11 +491,9 @@ function buildCalls(st: RunState, nodes: Node[]): void {
     const req = exec.request;
     if (!req) continue;
     if (exec.callId === undefined && req.callId !== undefined) exec.callId = req.callId;
-    if (
-      req.args !== undefined &&
-      (!usable.get(exec) || isEmptyRecord(exec.args)) &&
-      !isEmptyRecord(req.args)
-    ) {
+    // Span arguments missing, redacted or not an object; or `{}` where the model asked for more (ADK hides content as `{}`).
+    const spanArgsUnusable = !usable.get(exec) || (isEmptyRecord(exec.args) && !isEmptyRecord(req.args));
+    if (req.args !== undefined && spanArgsUnusable) {
       exec.args = req.args;
       exec.argsSource = 'request';
     }
@@ -565,19 +570,28 @@ function joinRequests(
       link(exec, req, req.name !== exec.name && namesOf(exec).includes(req.name) ? req.name : undefined);
   }
 
-  // Name + canonical arguments, only where ids cannot disagree.
-  const byKey = new Map<string, ToolRequest[]>();
+  // Name + canonical arguments, only where ids cannot disagree. A request whose only
+  // argument is a string also answers to that string (OpenInference unwraps it: `input.value = "Paris"`).
+  const anyByKey = new Map<string, { list: ToolRequest[]; next: number }>();
+  const noIdByKey = new Map<string, { list: ToolRequest[]; next: number }>();
   for (const p of pending) {
     const r = p.request;
     if (r.execution || r.args === undefined) continue;
-    push(byKey, callKey(r.name, r.args), r);
+    const keys = [callKey(r.name, r.args)];
+    const single = singleString(r.args);
+    if (single !== undefined) keys.push(callKey(r.name, single));
+    for (const key of keys) {
+      pushQueue(anyByKey, key, r);
+      if (r.callId === undefined) pushQueue(noIdByKey, key, r);
+    }
   }
-  if (byKey.size > 0) {
+  if (anyByKey.size > 0) {
     for (const exec of executions) {
       if (exec.request || exec.args === undefined) continue;
+      const queues = exec.callId === undefined ? anyByKey : noIdByKey;
       for (const name of namesOf(exec)) {
-        const list = byKey.get(callKey(name, exec.args));
-        const req = list?.find((r) => !r.execution && (r.callId === undefined || exec.callId === undefined));
+        const q = queues.get(callKey(name, exec.args));
+        const req = q ? next(q) : undefined;
         if (req) {
           link(exec, req, name !== exec.name ? name : undefined);
           break;
@@ -586,28 +600,74 @@ function joinRequests(
     }
   }
 
-  // Order: the earliest unjoined request of the same name.
-  const byName = new Map<string, { list: ToolRequest[]; next: number }>();
-  const noIdByName = new Map<string, { list: ToolRequest[]; next: number }>();
+  // Order: within the latest LLM output that started before the execution, the first unjoined same-named request.
+  const byName = new Map<string, SameNameQueue>();
+  const noIdByName = new Map<string, SameNameQueue>();
+  const queue = (map: Map<string, SameNameQueue>, name: string): SameNameQueue => {
+    let q = map.get(name);
+    if (!q) {
+      q = new SameNameQueue();
+      map.set(name, q);
+    }
+    return q;
+  };
   for (const p of pending) {
     const r = p.request;
     if (r.execution) continue;
-    pushQueue(byName, r.name, r);
-    if (r.callId === undefined) pushQueue(noIdByName, r.name, r);
+    queue(byName, r.name).add(r, p.llmStart);
+    if (r.callId === undefined) queue(noIdByName, r.name).add(r, p.llmStart);
   }
+  for (const q of byName.values()) q.seal();
+  for (const q of noIdByName.values()) q.seal();
   for (const exec of executions) {
     if (exec.request) continue;
     const queues = exec.callId === undefined ? byName : noIdByName;
     for (const name of namesOf(exec)) {
-      const q = queues.get(name);
-      if (!q) continue;
-      while (q.next < q.list.length && q.list[q.next]!.execution) q.next++;
-      const req = q.list[q.next];
+      const req = queues.get(name)?.take(exec.start);
       if (req) {
         link(exec, req, name !== exec.name ? name : undefined);
         break;
       }
     }
+  }
+}
+
+/**
+ * Same-named requests grouped by LLM output. `take(t)` must be called with non-decreasing
+ * times; it prefers the latest output that started by `t` (the one the execution answers),
+ * then the earliest output with anything left. Amortised constant time per call.
+ */
+class SameNameQueue {
+  private readonly _groups: Array<{ start: number; llm: string; list: ToolRequest[]; next: number }> = [];
+  private readonly _stack: number[] = [];
+  private _eligible = 0;
+  private _first = 0;
+
+  add(r: ToolRequest, llmStart: number): void {
+    const last = this._groups[this._groups.length - 1];
+    if (last && last.llm === r.llmSpanId) last.list.push(r);
+    else this._groups.push({ start: llmStart, llm: r.llmSpanId, list: [r], next: 0 });
+  }
+
+  seal(): void {
+    this._groups.sort((a, b) => a.start - b.start);
+  }
+
+  take(t: number): ToolRequest | undefined {
+    const groups = this._groups;
+    while (this._eligible < groups.length && groups[this._eligible]!.start <= t)
+      this._stack.push(this._eligible++);
+    while (this._stack.length > 0) {
+      const r = next(groups[this._stack[this._stack.length - 1]!]!);
+      if (r) return r;
+      this._stack.pop();
+    }
+    while (this._first < groups.length) {
+      const r = next(groups[this._first]!);
+      if (r) return r;
+      this._first++;
+    }
+    return undefined;
   }
 }
 
@@ -619,6 +679,22 @@ function pushQueue(
   const q = map.get(key);
   if (q) q.list.push(r);
   else map.set(key, { list: [r], next: 0 });
+}
+
+function singleString(args: unknown): string | undefined {
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) return undefined;
+  let only: unknown;
+  let count = 0;
+  for (const key in args) {
+    if (++count > 1) return undefined;
+    only = (args as Record<string, unknown>)[key];
+  }
+  return typeof only === 'string' ? only : undefined;
+}
+
+function next(group: { list: ToolRequest[]; next: number }): ToolRequest | undefined {
+  while (group.next < group.list.length && group.list[group.next]!.execution) group.next++;
+  return group.list[group.next];
 }
 
 /** Mastra 0.24 keeps call ids only in chunk/step outputs: lend them to executions that lack one. */
