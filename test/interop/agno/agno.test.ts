@@ -1,0 +1,496 @@
+/**
+ * Real agno traces (agno 3.1.10 + openinference-instrumentation-agno 1.0.15, recorded by
+ * record.py with a scripted model) decoded and reconstructed, checked against what agno
+ * itself reported (RunOutput / TeamRunOutput) and what the tool functions logged.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { spansFromOtlpJson } from '../../../src/conventions/from-otlp-json.js';
+import { reconstructTraces } from '../../../src/reconstruction/reconstruct-trace.js';
+import type { AgentRun, ReconstructedTrace, SpanLike, ToolExecution } from '../../../src/types.js';
+
+const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '../../fixtures/agno');
+
+interface TruthTool {
+  tool_call_id: string;
+  tool_name: string;
+  tool_args: Record<string, unknown> | null;
+  tool_call_error: boolean | null;
+  is_paused: boolean;
+  requires_confirmation: boolean | null;
+  confirmed: boolean | null;
+  result: string | null;
+}
+
+interface TruthRun {
+  kind: 'agent' | 'team';
+  name: string;
+  id: string;
+  run_id: string;
+  status: string;
+  is_paused: boolean;
+  content: string | null;
+  tools: TruthTool[];
+  message_tool_calls: Array<{ id: string; name: string; arguments: string; from_history: boolean }>;
+  members?: TruthRun[];
+}
+
+interface Truth {
+  scenario: string;
+  versions: Record<string, string>;
+  executed: Array<{ name: string; args: Record<string, unknown>; status: 'ok' | 'error' }>;
+  runs: TruthRun[];
+  previous_run?: { run: TruthRun; executed: Truth['executed'] };
+  paused_run_id?: string;
+  paused_run?: TruthRun;
+}
+
+interface Loaded {
+  otlp: unknown;
+  spans: SpanLike[];
+  traces: ReconstructedTrace[];
+  truth: Truth;
+}
+
+function load(scenario: string): Loaded {
+  const otlp = JSON.parse(readFileSync(join(FIXTURES, `${scenario}.otlp.json`), 'utf8'));
+  const truth = JSON.parse(readFileSync(join(FIXTURES, `${scenario}.truth.json`), 'utf8')) as Truth;
+  const spans = spansFromOtlpJson(otlp);
+  const traces = reconstructTraces(spans);
+  return { otlp, spans, traces, truth };
+}
+
+function rawSpanCount(otlp: any): number {
+  let n = 0;
+  for (const rs of otlp.resourceSpans) for (const ss of rs.scopeSpans) n += ss.spans.length;
+  return n;
+}
+
+function rootRuns(traces: ReconstructedTrace[]): AgentRun[] {
+  return traces.flatMap((t) => t.runs);
+}
+
+/** Every run of the forest, depth-first pre-order. */
+function allRuns(runs: AgentRun[]): AgentRun[] {
+  return runs.flatMap((r) => [r, ...allRuns(r.children)]);
+}
+
+function findRun(traces: ReconstructedTrace[], agentId: string): AgentRun {
+  const run = allRuns(rootRuns(traces)).find((r) => r.agentId === agentId);
+  if (!run) throw new Error(`no run with agentId ${agentId}`);
+  return run;
+}
+
+/** agno's _collect_member_evidence order: the node's tools, then each member subtree. */
+function truthUnion(run: TruthRun): TruthTool[] {
+  return [...run.tools, ...(run.members ?? []).flatMap(truthUnion)];
+}
+
+function runUnion(run: AgentRun): ToolExecution[] {
+  return [...run.calls, ...run.children.flatMap(runUnion)];
+}
+
+/** Shape of a reconstructed run tree, compared with agno's RunOutput tree. */
+function treeOf(run: AgentRun): unknown {
+  return { id: run.agentId, name: run.agent, children: run.children.map(treeOf) };
+}
+
+function truthTreeOf(run: TruthRun): unknown {
+  return { id: run.id, name: run.name, children: (run.members ?? []).map(truthTreeOf) };
+}
+
+function truthStatus(t: TruthTool): string {
+  if (t.is_paused) return 'paused';
+  return t.tool_call_error ? 'error' : 'ok';
+}
+
+function callView(c: ToolExecution) {
+  return { name: c.name, args: c.args, status: c.status };
+}
+
+function truthView(t: TruthTool) {
+  return { name: t.tool_name, args: t.tool_args, status: truthStatus(t) };
+}
+
+describe('agno fixtures decode', () => {
+  const scenarios = [
+    'team_depth3',
+    'team_then_agent',
+    'history',
+    'tool_error',
+    'paused',
+    'paused_continued',
+    'multi_step',
+    'paused_rejected',
+    'tool_call_limit',
+  ];
+  for (const scenario of scenarios) {
+    it(`${scenario}: every span decodes with its ids, kind and status`, () => {
+      const { otlp, spans } = load(scenario);
+      expect(spans).toHaveLength(rawSpanCount(otlp));
+      for (const s of spans) {
+        expect(s.traceId).toMatch(/^[0-9a-f]{32}$/);
+        expect(s.spanId).toMatch(/^[0-9a-f]{16}$/);
+        expect(typeof s.attributes['openinference.span.kind']).toBe('string');
+        expect(s.endTime).toBeGreaterThanOrEqual(s.startTime);
+      }
+      // agno.tools is an OTLP arrayValue on AGENT spans: it must decode to a plain array.
+      const agentWithTools = spans.find((s) => s.attributes['agno.tools'] !== undefined);
+      if (agentWithTools) expect(Array.isArray(agentWithTools.attributes['agno.tools'])).toBe(true);
+    });
+  }
+});
+
+describe('team_depth3: Team -> member Team -> member Agent -> tool', () => {
+  const { traces, truth, spans } = load('team_depth3');
+  const leaderTruth = truth.runs[0]!;
+
+  it('is one trace with one root run: the outer team', () => {
+    expect(traces).toHaveLength(1);
+    expect(rootRuns(traces).map((r) => r.agentId)).toEqual([leaderTruth.id]);
+  });
+
+  it('nests the runs exactly like agno member_responses (depth 3)', () => {
+    const root = rootRuns(traces)[0]!;
+    expect(treeOf(root)).toEqual(truthTreeOf(leaderTruth));
+    const worker = findRun(traces, 'weather-agent');
+    expect(worker.parent?.agentId).toBe('research-team');
+    expect(worker.parent?.parent?.agentId).toBe('travel-desk');
+  });
+
+  it('the member agent owns its tool execution, joined to its LLM request id', () => {
+    const workerTruth = leaderTruth.members![0]!.members![0]!;
+    const worker = findRun(traces, 'weather-agent');
+    expect(worker.executions.map(callView)).toEqual(workerTruth.tools.map(truthView));
+    expect(worker.executions.map((e) => e.callId)).toEqual(workerTruth.tools.map((t) => t.tool_call_id));
+  });
+
+  it('the inner team owns its delegate_task_to_member call, joined by name+args', () => {
+    const innerTruth = leaderTruth.members![0]!;
+    const inner = findRun(traces, 'research-team');
+    // Only the calls made while the inner team ran; the leaked leader call is checked below.
+    const during = inner.calls.filter(
+      (c) => c.end !== undefined && inner.end !== undefined && c.end <= inner.end,
+    );
+    expect(during.map(callView)).toEqual(innerTruth.tools.map(truthView));
+    expect(during.map((c) => c.callId)).toEqual(innerTruth.tools.map((t) => t.tool_call_id));
+  });
+
+  it('the leader owns its own tool call made before delegating', () => {
+    const leader = findRun(traces, 'travel-desk');
+    const first = leader.calls[0]!;
+    expect(callView(first)).toEqual(truthView(leaderTruth.tools[0]!));
+    expect(first.callId).toBe(leaderTruth.tools[0]!.tool_call_id);
+  });
+
+  // MISMATCH (it.fails): openinference-instrumentation-agno 1.0.15 detaches its two context tokens in the wrong
+  // order (_runs_wrapper.run: use_span's token, then the team-node token), so after the
+  // member team's run returns, that team's span stays current: the leader's later LLM and
+  // TOOL spans (notify_customer here) have parentSpanId = Research_Team.run although they
+  // start after it ended. agno says notify_customer is the leader's call; reconstruction
+  // follows the span parent and gives it to Research Team. A fix: a span that starts after
+  // its parent agent span ended belongs to the nearest ancestor whose time range holds it.
+  it.fails('the leader owns its tool call made after the member team returned (leaked parent)', () => {
+    const notifySpan = spans.find((s) => s.name === 'notify_customer')!;
+    const researchSpan = spans.find((s) => s.name === 'Research_Team.run')!;
+    expect(notifySpan.parentSpanId).toBe(researchSpan.spanId);
+    expect(notifySpan.startTime).toBeGreaterThan(researchSpan.endTime!);
+
+    const leader = findRun(traces, 'travel-desk');
+    expect(leader.calls.map(callView)).toEqual(leaderTruth.tools.map(truthView));
+    expect(findRun(traces, 'research-team').calls.map((c) => c.name)).not.toContain('notify_customer');
+  });
+
+  it('members scope holds the same calls as agno _collect_member_evidence', () => {
+    const root = rootRuns(traces)[0]!;
+    const key = (v: unknown) => JSON.stringify(v);
+    expect(runUnion(root).map(callView).map(key).sort()).toEqual(
+      truthUnion(leaderTruth).map(truthView).map(key).sort(),
+    );
+  });
+
+  // MISMATCH (it.fails), same cause as the leaked parent above: notify_customer sits in the
+  // Research Team subtree, so the pre-order union puts it after Research Team's delegate
+  // call instead of right after the leader's own calls.
+  it.fails('members scope follows agno order (leader first, then each member subtree)', () => {
+    const root = rootRuns(traces)[0]!;
+    expect(runUnion(root).map(callView)).toEqual(truthUnion(leaderTruth).map(truthView));
+  });
+
+  it('every tool function that ran is an execution, and nothing else', () => {
+    const executed = allRuns(rootRuns(traces))
+      .flatMap((r) => r.executions)
+      .filter((e) => e.name !== 'delegate_task_to_member');
+    expect(executed.map((e) => ({ name: e.name, args: e.args })).sort(byName)).toEqual(
+      truth.executed.map((e) => ({ name: e.name, args: e.args })).sort(byName),
+    );
+  });
+});
+
+function byName(a: { name: string }, b: { name: string }): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+describe('team_then_agent: a sync team run, then an unrelated agent on the same thread', () => {
+  const { traces, truth, spans } = load('team_then_agent');
+  const [teamTruth, agentTruth] = truth.runs;
+
+  it('the member agent is nested under the team', () => {
+    const helper = findRun(traces, 'helper-agent');
+    expect(helper.parent?.agentId).toBe(teamTruth!.id);
+    expect(helper.executions.map(callView)).toEqual(teamTruth!.members![0]!.tools.map(truthView));
+  });
+
+  // MISMATCH: the same context leak as above: after team.run() returns, the team span stays current,
+  // so the next, unrelated agent.run() is exported in the team's trace with
+  // parentSpanId = Front_Desk.run, starting after that span ended and carrying no
+  // graph.node.parent_id. agno's truth: two independent top-level runs.
+  // MISMATCH (it.fails): reconstruction nests Booking Agent under Front Desk.
+  it.fails('the unrelated agent is a separate root run, not a team member (leaked parent)', () => {
+    const bookingSpan = spans.find((s) => s.name === 'Booking_Agent.run')!;
+    const teamSpan = spans.find((s) => s.name === 'Front_Desk.run')!;
+    expect(bookingSpan.parentSpanId).toBe(teamSpan.spanId);
+    expect(bookingSpan.attributes['graph.node.parent_id']).toBeUndefined();
+
+    const booking = findRun(traces, agentTruth!.id);
+    expect(booking.parent).toBeUndefined();
+    expect(rootRuns(traces).map((r) => r.agentId)).toEqual([teamTruth!.id, agentTruth!.id]);
+    expect(findRun(traces, teamTruth!.id).children.map((c) => c.agentId)).toEqual(['helper-agent']);
+  });
+
+  it('the unrelated agent still owns its own tool call', () => {
+    const booking = findRun(traces, agentTruth!.id);
+    expect(booking.calls.map(callView)).toEqual(agentTruth!.tools.map(truthView));
+  });
+});
+
+describe('history: second run of a session with add_history_to_context', () => {
+  const { traces, truth } = load('history');
+  const runTruth = truth.runs[0]!;
+  const previous = truth.previous_run!.run;
+
+  it('counts only this run’s tool call', () => {
+    const run = findRun(traces, runTruth.id);
+    expect(run.calls.map(callView)).toEqual(runTruth.tools.map(truthView));
+    expect(run.calls.map((c) => c.callId)).toEqual(runTruth.tools.map((t) => t.tool_call_id));
+    expect(run.requests.map((r) => r.callId)).toEqual(runTruth.tools.map((t) => t.tool_call_id));
+  });
+
+  it('keeps the replayed call from the first run in run.history', () => {
+    const run = findRun(traces, runTruth.id);
+    const replayed = previous.tools.map((t) => ({
+      name: t.tool_name,
+      callId: t.tool_call_id,
+      args: t.tool_args,
+    }));
+    expect(run.history.map((h) => ({ name: h.name, callId: h.callId, args: h.args }))).toEqual(replayed);
+    // agno marks these messages from_history (input.value JSON): the strongest evidence.
+    expect(run.history.every((h) => h.reason === 'part_flag' || h.reason === 'input_messages')).toBe(true);
+  });
+
+  it('agno’s own messages say the same: one current request, one from history', () => {
+    const current = runTruth.message_tool_calls.filter((m) => !m.from_history).map((m) => m.id);
+    const replayed = runTruth.message_tool_calls.filter((m) => m.from_history).map((m) => m.id);
+    const run = findRun(traces, runTruth.id);
+    expect(run.calls.map((c) => c.callId)).toEqual(current);
+    expect(replayed).toEqual(previous.tools.map((t) => t.tool_call_id));
+    expect(run.history.map((h) => h.callId)).toEqual(replayed);
+  });
+});
+
+describe('tool_error: a tool that raises', () => {
+  const { traces, truth } = load('tool_error');
+  const runTruth = truth.runs[0]!;
+
+  it('the call is an error execution with agno’s error text', () => {
+    const run = findRun(traces, runTruth.id);
+    expect(run.calls.map(callView)).toEqual(runTruth.tools.map(truthView));
+    const call = run.calls[0]!;
+    expect(call.requestOnly).toBe(false);
+    expect(call.errorMessage).toContain(truth.executed[0]!.args.invoice_id as string);
+    expect(call.callId).toBe(runTruth.tools[0]!.tool_call_id);
+  });
+
+  it('the run itself completed (span OK) but has an error span', () => {
+    const run = findRun(traces, runTruth.id);
+    expect(runTruth.status).toBe('COMPLETED');
+    expect(run.status).toBe(1);
+    expect(run.hasErrorSpan).toBe(true);
+  });
+});
+
+describe('paused: a requires_confirmation tool pauses the run', () => {
+  const { traces, truth, spans } = load('paused');
+  const runTruth = truth.runs[0]!;
+
+  it('agno paused and nothing ran; the trace has no TOOL span at all', () => {
+    expect(runTruth.is_paused).toBe(true);
+    expect(truth.executed).toEqual([]);
+    expect(spans.filter((s) => s.attributes['openinference.span.kind'] === 'TOOL')).toEqual([]);
+  });
+
+  it('the paused call is a request-only call with the requested name and args', () => {
+    const run = findRun(traces, runTruth.id);
+    expect(run.executions).toEqual([]);
+    expect(run.calls).toHaveLength(1);
+    const call = run.calls[0]!;
+    expect(call.requestOnly).toBe(true);
+    expect(call.name).toBe(runTruth.tools[0]!.tool_name);
+    expect(call.args).toEqual(runTruth.tools[0]!.tool_args);
+    expect(call.callId).toBe(runTruth.tools[0]!.tool_call_id);
+    expect(call.status).not.toBe('ok');
+  });
+
+  // agno: ToolExecution.is_paused. Spans: the run span ends OK with no pause attribute; the
+  // only signs are (a) the request is in the run's last LLM output and no later LLM span
+  // answers it, (b) the run span's output.value is agno's fixed paused text
+  // ("I have tools to execute, but I need confirmation.", agno/utils/response.py).
+  // MISMATCH (it.fails): reconstruction reports 'refused' (request-only default).
+  it.fails('the paused call is classified paused, not refused', () => {
+    const run = findRun(traces, runTruth.id);
+    expect(run.calls.map((c) => c.status)).toEqual(runTruth.tools.map(truthStatus));
+  });
+});
+
+describe('paused_continued: confirm, then continue_run (a new trace)', () => {
+  const { traces, truth } = load('paused_continued');
+  const runTruth = truth.runs[0]!;
+
+  it('the continuation has its own agent span (instrumentor 1.0.15 wraps _continue_run)', () => {
+    expect(rootRuns(traces)).toHaveLength(1);
+    const run = rootRuns(traces)[0]!;
+    expect(run.agentId).toBe(runTruth.id);
+    expect(run.attributes['agno.run.id']).toBe(truth.paused_run_id);
+  });
+
+  it('the confirmed call executed cleanly', () => {
+    const run = rootRuns(traces)[0]!;
+    expect(runTruth.tools[0]!.confirmed).toBe(true);
+    expect(run.executions.map(callView)).toEqual(runTruth.tools.map(truthView));
+    expect(run.calls.map(callView)).toEqual(runTruth.tools.map(truthView));
+    expect(truth.executed.map((e) => e.name)).toEqual(['delete_file']);
+  });
+
+  // MISMATCH (it.fails): the request for the confirmed call was made before the pause, so in
+  // this trace it only appears in the continuation LLM span's input (input.value message with
+  // "from_history": false, tool_calls[0].id = call id, plus llm.input_messages.1.*). No TOOL
+  // span carries an id. Reconstruction keeps the TOOL span as an execution with no callId AND
+  // lists the same call (same name and args) in run.history with reason input_messages,
+  // although semantics §1 rule 4 makes an input call history only when its id or name+args
+  // match no execution. Expected: no history; the execution joined to that call id.
+  it.fails('the pre-pause request is joined to the execution, not listed as history', () => {
+    const run = rootRuns(traces)[0]!;
+    expect(run.history).toEqual([]);
+    expect(run.calls.map((c) => c.callId)).toEqual(runTruth.tools.map((t) => t.tool_call_id));
+  });
+});
+
+describe('multi_step: two tool calls in sequence', () => {
+  const { traces, truth } = load('multi_step');
+  const runTruth = truth.runs[0]!;
+
+  it('both executions, in order, with their args and request ids', () => {
+    const run = findRun(traces, runTruth.id);
+    expect(run.calls.map(callView)).toEqual(runTruth.tools.map(truthView));
+    expect(run.calls.map((c) => c.callId)).toEqual(runTruth.tools.map((t) => t.tool_call_id));
+    expect(run.calls.every((c) => c.argsSource === 'span' && !c.requestOnly)).toBe(true);
+    expect(run.history).toEqual([]);
+  });
+
+  it('the requests are joined to the executions', () => {
+    const run = findRun(traces, runTruth.id);
+    expect(run.requests.map((r) => r.execution?.spanId)).toEqual(run.executions.map((e) => e.spanId));
+  });
+});
+
+describe('paused_rejected: reject(), then continue_run (a new trace)', () => {
+  const { traces, truth, spans } = load('paused_rejected');
+  const runTruth = truth.runs[0]!;
+
+  it('agno records an errored execution that never ran; the trace has no TOOL span', () => {
+    expect(runTruth.tools.map(truthView)).toEqual([
+      { name: 'delete_file', args: { path: '/etc/hosts' }, status: 'error' },
+    ]);
+    expect(runTruth.tools[0]!.confirmed).toBe(false);
+    expect(truth.executed).toEqual([]);
+    expect(spans.filter((s) => s.attributes['openinference.span.kind'] === 'TOOL')).toEqual([]);
+  });
+
+  // The continuation's only LLM span carries, in its input, the assistant request (call id,
+  // from_history: false) and a role=tool result with tool_call_error: true and the
+  // rejection note; no LLM output in this trace asked for it (that was the paused trace).
+  // agno counts it as this run's call (same agno.run.id), errored.
+  // MISMATCH (it.fails): reconstruction puts it in run.history (reason input_messages) and
+  // run.calls is empty, so a scorer sees no call at all. agno marks every message in
+  // input.value with an explicit from_history; false here should win over "unmatched input".
+  it.fails('the rejected call is this run’s failed call, not history', () => {
+    const run = rootRuns(traces)[0]!;
+    expect(run.attributes['agno.run.id']).toBe(truth.paused_run_id);
+    expect(run.history.map((h) => h.callId)).not.toContain(runTruth.tools[0]!.tool_call_id);
+    expect(run.calls.map((c) => ({ name: c.name, args: c.args, callId: c.callId }))).toEqual([
+      { name: 'delete_file', args: { path: '/etc/hosts' }, callId: runTruth.tools[0]!.tool_call_id },
+    ]);
+    expect(['refused', 'error']).toContain(run.calls[0]!.status);
+  });
+});
+
+describe('tool_call_limit: two calls in one turn, tool_call_limit=1', () => {
+  const { traces, truth } = load('tool_call_limit');
+  const runTruth = truth.runs[0]!;
+
+  it('agno ran one call and kept only the request of the other', () => {
+    expect(runTruth.tools.map((t) => t.tool_call_id)).toHaveLength(1);
+    expect(runTruth.message_tool_calls).toHaveLength(2);
+    expect(truth.executed.map((e) => e.args)).toEqual([{ city: 'Paris' }]);
+  });
+
+  it('the executed call is ok and the refused one is request-only', () => {
+    const run = findRun(traces, runTruth.id);
+    const byId = [...run.calls].sort((a, b) => (a.callId! < b.callId! ? -1 : 1));
+    expect(byId.map((c) => ({ callId: c.callId, status: c.status, requestOnly: c.requestOnly }))).toEqual([
+      { callId: runTruth.tools[0]!.tool_call_id, status: 'ok', requestOnly: false },
+      { callId: runTruth.message_tool_calls[1]!.id, status: 'refused', requestOnly: true },
+    ]);
+    expect(run.history).toEqual([]);
+  });
+
+  // MISMATCH (it.fails): both requests come from one LLM output (index 0 Paris, index 1
+  // Rome); agno ran index 0 and refused index 1. run.calls puts the refused Rome first: the
+  // request-only call is timed at its LLM span's end, the executed call at its TOOL span's
+  // start, which is later. That follows semantics §1 rule 5 literally, but it reverses the
+  // model's order, so order-based scorers (tool_order, trajectory expected_order) would see
+  // Rome before Paris. Expected: request-only calls keep their position among the requests
+  // of the same LLM output.
+  it.fails('the calls keep the model’s request order', () => {
+    const run = findRun(traces, runTruth.id);
+    const executedId = runTruth.tools[0]!.tool_call_id;
+    const refused = runTruth.message_tool_calls.find((m) => m.id !== executedId)!;
+    expect(
+      run.calls.map((c) => ({
+        callId: c.callId,
+        name: c.name,
+        args: c.args,
+        status: c.status,
+        requestOnly: c.requestOnly,
+      })),
+    ).toEqual([
+      { callId: executedId, name: 'get_weather', args: { city: 'Paris' }, status: 'ok', requestOnly: false },
+      {
+        callId: refused.id,
+        name: 'get_weather',
+        args: JSON.parse(refused.arguments),
+        status: 'refused',
+        requestOnly: true,
+      },
+    ]);
+    expect(run.history).toEqual([]);
+  });
+
+  it('the refusal text from the next LLM input is kept on the request', () => {
+    const run = findRun(traces, runTruth.id);
+    const refused = run.calls.find((c) => c.requestOnly)!;
+    expect(refused.request?.refusal ?? refused.errorMessage).toContain('Tool call limit reached');
+  });
+});
