@@ -6,4 +6,10 @@ import { describeInterop } from './interop-suite.js';
 
 describeInterop('mastra', {
   isToolSpan: (span) => span.name.startsWith('tool.execute '),
+  knownGaps: [
+    // Mastra 0.24 aborts on an unknown tool and never ends the agent/chat/step spans, so only two
+    // orphan `chunk:` spans are exported: no span names the agent. Lost by the framework, not by toolwatch.
+    'live:unknown_tool',
+    'fixture:unknown_tool',
+  ],
 });
