@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AgentRun, ScorerResult, SyncScorer } from '../types.js';
 import { configDigest } from '../util/digest.js';
+import { listPreview } from './trajectory.js';
 
 /**
  * `tool_order`: Mastra's `createToolCallAccuracyScorerCode` (`@mastra/evals` 1.10.2) on the
@@ -148,7 +149,7 @@ export function toolOrder(options: ToolOrderOptions): SyncScorer {
           : orderSemantics === 'mastra'
             ? 'in order (first occurrences)'
             : 'in order';
-        reason = `calls [${actualTools.join(', ')}] do not follow [${expectedOrder.join(', ')}] ${how}`;
+        reason = `calls [${listPreview(actualTools)}] do not follow [${listPreview(expectedOrder)}] ${how}`;
       }
     } else if (!expectedTool) {
       value = 0;

@@ -403,6 +403,8 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
     if (cfg.max_repeats !== undefined) {
       const counts = new Map<string, { tool: string; n: number }>();
       for (const call of calls) {
+        // A tool called at most max_repeats times cannot repeat too often: skip its arguments.
+        if (byName.get(call.name)!.length <= cfg.max_repeats) continue;
         const key = call.name + '\u0000' + argsKey(call);
         const entry = counts.get(key);
         if (entry) entry.n++;
@@ -458,7 +460,7 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
       const how = { exact: 'exactly', in_order: 'in order', any_order: 'all present' }[cfg.order];
       errors.push({
         code: 'order_violation',
-        message: `calls [${names.join(', ')}] do not match expected_tools [${expectedTools.join(', ')}] ${how}`,
+        message: `calls [${listPreview(names)}] do not match expected_tools [${listPreview(expectedTools)}] ${how}`,
       });
     }
 
@@ -602,6 +604,14 @@ function countNames(names: readonly string[]): Map<string, number> {
 function argsKey(call: ToolExecution): string {
   if (call.args !== undefined) return canonicalArgs(call.args);
   return call.argsRaw !== undefined ? 'raw:' + call.argsRaw : 'none';
+}
+
+const LIST_PREVIEW = 20;
+
+/** Names joined for a message, bounded for runs with thousands of calls. */
+export function listPreview(names: readonly string[]): string {
+  if (names.length <= LIST_PREVIEW) return names.join(', ');
+  return `${names.slice(0, LIST_PREVIEW).join(', ')}, … (${names.length - LIST_PREVIEW} more)`;
 }
 
 function plural(n: number, word: string): string {

@@ -342,6 +342,17 @@ describe('trajectory: order modes, repeats, precision and recall', () => {
     ]);
   });
 
+  it('messages about long runs stay bounded', () => {
+    const many = runOf(Array.from({ length: 30 }, (_, i) => ({ name: `t${i}` })));
+    const r = trajectory({ expectedTools: ['t1', 't0'], order: 'exact' }).score(many);
+    expect(r.detail.errors).toEqual([
+      {
+        code: 'order_violation',
+        message: `calls [${Array.from({ length: 20 }, (_, i) => `t${i}`).join(', ')}, … (10 more)] do not match expected_tools [t1, t0] exactly`,
+      },
+    ]);
+  });
+
   it('precision and recall are multiset overlaps', () => {
     const r = trajectory({ expectedTools: ['a', 'a', 'a', 'd'] }).score(run());
     // overlap = min(2,3) for a = 2; precision 2/4, recall 2/4.
