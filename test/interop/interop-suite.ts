@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { Context } from '@opentelemetry/api';
+import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import { spansFromOtlpJson } from '../../src/conventions/from-otlp-json.js';
 import { fromReadableSpan } from '../../src/conventions/from-readable-span.js';
@@ -63,6 +64,21 @@ export function describeInterop(framework: Framework, options: SuiteOptions): vo
       }
       return result;
     };
+
+    it('extra span processors see every span start and end (multi_step)', async () => {
+      const seen = { started: new Set<string>(), ended: new Set<string>() };
+      const processor: SpanProcessor = {
+        onStart: (span: Span, _ctx: Context) => void seen.started.add(span.spanContext().spanId),
+        onEnd: (span: ReadableSpan) => void seen.ended.add(span.spanContext().spanId),
+        forceFlush: async () => {},
+        shutdown: async () => {},
+      };
+      const { spans } = await runScenario(framework, 'multi_step', { spanProcessors: [processor] });
+      const ids = new Set(spans.map((s) => s.spanContext().spanId));
+      expect(ids.size).toBeGreaterThan(0);
+      expect(seen.started).toEqual(ids);
+      expect(seen.ended).toEqual(ids);
+    });
 
     for (const scenario of SCENARIOS[framework]) {
       describe(scenario, () => {
