@@ -117,6 +117,7 @@ function truthView(t: TruthTool) {
 describe('agno fixtures decode', () => {
   const scenarios = [
     'team_depth3',
+    'team_depth3_async',
     'team_then_agent',
     'history',
     'tool_error',
@@ -232,6 +233,31 @@ describe('team_depth3: Team -> member Team -> member Agent -> tool', () => {
 function byName(a: { name: string }, b: { name: string }): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
+
+describe('team_depth3_async: the same team through Team.arun', () => {
+  const { traces, truth } = load('team_depth3_async');
+  const leaderTruth = truth.runs[0]!;
+
+  it('nests the runs like agno member_responses', () => {
+    expect(traces).toHaveLength(1);
+    expect(rootRuns(traces).map(treeOf)).toEqual([truthTreeOf(leaderTruth)]);
+  });
+
+  // The async path does not leak the member team's context: the leader's later LLM and
+  // TOOL spans have the leader's span as parent, so ownership and order come out right.
+  it('every run owns exactly its own calls, including the leader’s call after delegating', () => {
+    const walk = (t: TruthRun): void => {
+      expect(findRun(traces, t.id).calls.map(callView)).toEqual(t.tools.map(truthView));
+      expect(findRun(traces, t.id).calls.map((c) => c.callId)).toEqual(t.tools.map((x) => x.tool_call_id));
+      for (const m of t.members ?? []) walk(m);
+    };
+    walk(leaderTruth);
+  });
+
+  it('members scope follows agno _collect_member_evidence order', () => {
+    expect(runUnion(rootRuns(traces)[0]!).map(callView)).toEqual(truthUnion(leaderTruth).map(truthView));
+  });
+});
 
 describe('team_then_agent: a sync team run, then an unrelated agent on the same thread', () => {
   const { traces, truth, spans } = load('team_then_agent');

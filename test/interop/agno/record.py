@@ -14,6 +14,7 @@ out_dir defaults to test/fixtures/agno. CI never re-records; it reads the commit
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextvars
 import json
@@ -316,6 +317,50 @@ def scenario_team_depth3() -> Dict[str, Any]:
     return {"runs": [run_output_truth(out)]}
 
 
+def scenario_team_depth3_async() -> Dict[str, Any]:
+    """team_depth3 through Team.arun (async model calls, async delegate generator)."""
+    worker = Agent(
+        id="weather-agent",
+        name="Weather Agent",
+        model=script("m-weather-agent-a", [_calls(("get_weather", {"city": "Lima"})), _text("Lima: sunny.")]),
+        tools=[get_weather],
+        telemetry=False,
+    )
+    inner = Team(
+        id="research-team",
+        name="Research Team",
+        members=[worker],
+        model=script(
+            "m-research-team-a",
+            [
+                _calls(("delegate_task_to_member", {"member_id": "weather-agent", "task": "Weather in Lima"})),
+                _text("Lima is sunny."),
+            ],
+        ),
+        store_member_responses=True,
+        telemetry=False,
+    )
+    outer = Team(
+        id="travel-desk",
+        name="Travel Desk",
+        members=[inner],
+        tools=[lookup_policy, notify_customer],
+        model=script(
+            "m-travel-desk-a",
+            [
+                _calls(("lookup_policy", {"topic": "refunds"})),
+                _calls(("delegate_task_to_member", {"member_id": "research-team", "task": "Find the Lima weather"})),
+                _calls(("notify_customer", {"message": "Lima: sunny."})),
+                _text("Lima is sunny."),
+            ],
+        ),
+        store_member_responses=True,
+        telemetry=False,
+    )
+    out = asyncio.run(outer.arun("Refund policy, and is it sunny in Lima?"))
+    return {"runs": [run_output_truth(out)]}
+
+
 def scenario_team_then_agent() -> Dict[str, Any]:
     """A sync Team run, then an unrelated Agent run on the same thread."""
     helper = Agent(
@@ -499,6 +544,7 @@ def main() -> None:
         return contextvars.copy_context().run(fn, *args)
 
     write("team_depth3", isolated(scenario_team_depth3))
+    write("team_depth3_async", isolated(scenario_team_depth3_async))
     write("team_then_agent", isolated(scenario_team_then_agent))
 
     # history: only the second run's trace is the fixture; the first run is recorded as truth.
