@@ -60,7 +60,7 @@ export function agnoEvidence(run: AgentRun, scope: EvidenceScope): AgnoEvidence 
 function collectOwn(run: AgentRun, executions: AgnoExecution[], requestedNames: Set<string>): void {
   const calls = run.calls ?? run.executions ?? [];
   for (const call of calls) {
-    if (call.requestOnly && call.status !== 'paused') {
+    if (!isAgnoExecution(call)) {
       if (call.name) requestedNames.add(call.name);
       continue;
     }
@@ -85,10 +85,15 @@ export function membersCarryTools(run: AgentRun): boolean {
     const node = stack.pop()!;
     if (seen.has(node)) continue;
     seen.add(node);
-    if (agnoEvidence(node, 'self').executions.length > 0) return true;
+    if ((node.calls ?? node.executions ?? []).some(isAgnoExecution)) return true;
     stack.push(...(node.children ?? []));
   }
   return false;
+}
+
+/** A call agno keeps as a `ToolExecution`: anything but a refused request-only call. */
+function isAgnoExecution(call: ToolExecution): boolean {
+  return !call.requestOnly || call.status === 'paused';
 }
 
 /** agno `dict(t.tool_args or {})`: arguments that are not an object read as `{}`. */

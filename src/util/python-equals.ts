@@ -6,6 +6,9 @@ import { PyFloat } from './python-json.js';
  * equals `None`. Iterative, so deeply nested values cannot overflow the stack.
  */
 export function pythonEquals(a: unknown, b: unknown): boolean {
+  // Fast path for the common scalar comparisons (no stack allocation).
+  if (typeof a === 'string' || typeof b === 'string') return a === b;
+  if (typeof a === 'number' && typeof b === 'number') return a === b;
   const stack: Array<[unknown, unknown]> = [[a, b]];
   while (stack.length > 0) {
     const [x, y] = stack.pop()!;

@@ -41,6 +41,8 @@ function repr(value: unknown, seen: Set<object>): string {
   return out;
 }
 
+const PLAIN = /^[\x20-\x26\x28-\x5b\x5d-\x7e]*$/;
+
 // Python's str.isprintable() is false for these general categories (space excepted).
 const NON_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
 
@@ -50,6 +52,8 @@ const NON_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
  * `\uNNNN` or `\UNNNNNNNN`; printable non-ASCII kept as-is.
  */
 export function pythonStrRepr(s: string): string {
+  // Tool names and most argument values are plain printable ASCII.
+  if (PLAIN.test(s)) return `'${s}'`;
   const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
   let out = quote;
   for (const ch of s) {
