@@ -9,7 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spansToOtlpJson } from './harness/otlp-json.js';
-import { runScenario, SCENARIOS } from './harness/run-scenario.js';
+import { NEXT_INSTALLED, runScenario, SCENARIOS } from './harness/run-scenario.js';
 import type { Framework } from './harness/types.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -17,7 +17,11 @@ const repoRoot = resolve(here, '../..');
 const fixturesRoot = join(repoRoot, 'test/fixtures');
 
 const requested = process.argv.slice(2) as Framework[];
-const frameworks = requested.length > 0 ? requested : (Object.keys(SCENARIOS) as Framework[]);
+// AI SDK 7 needs its own install (npm ci --prefix test/interop/next); skipped by default without it.
+const frameworks =
+  requested.length > 0
+    ? requested
+    : (Object.keys(SCENARIOS) as Framework[]).filter((f) => f !== 'ai-sdk-v7' || NEXT_INSTALLED);
 
 for (const framework of frameworks) {
   const dir = join(fixturesRoot, framework);

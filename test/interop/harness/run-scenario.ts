@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Framework, ScenarioName, ScenarioOptions, ScenarioResult } from './types.js';
 
 /** Scenarios each framework supports, in recording order. */
@@ -39,7 +42,22 @@ export const SCENARIOS: Record<Framework, readonly ScenarioName[]> = {
     'unknown_tool',
     'invalid_input',
   ],
+  // AI SDK 7 lives in test/interop/next (its own install); see NEXT_INSTALLED.
+  'ai-sdk-v7': [
+    'multi_step',
+    'tool_error',
+    'parallel_calls',
+    'subagent_as_tool',
+    'stream_multi_step',
+    'unknown_tool',
+    'invalid_input',
+  ],
 };
+
+/** True when test/interop/next has been installed (`npm ci --prefix test/interop/next`). */
+export const NEXT_INSTALLED = existsSync(
+  join(dirname(fileURLToPath(import.meta.url)), '../next/node_modules/@ai-sdk/otel/package.json'),
+);
 
 /**
  * Runs one scenario of one real framework, offline, with a scripted model and real tools.
@@ -62,5 +80,7 @@ export async function runScenario(
       return (await import('./openai-agents.js')).runOpenAiAgentsScenario(scenario, options);
     case 'langchain':
       return (await import('./langchain.js')).runLangChainScenario(scenario, options);
+    case 'ai-sdk-v7':
+      return (await import('../next/ai-sdk-v7.js')).runAiSdkV7Scenario(scenario, options);
   }
 }
