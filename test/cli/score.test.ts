@@ -1,0 +1,124 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { evaluateTraces } from '../../src/evaluation/evaluate-traces.js';
+import { loadPolicy } from '../../src/policy/load-policy.js';
+import { TraceBuilder } from '../helpers/trace-builder.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const policies = fileURLToPath(new URL('../fixtures/policies/', import.meta.url));
+const tsx = join(root, 'node_modules/.bin/tsx');
+
+function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(tsx, [join(root, 'src/cli/main.ts'), ...args], { cwd: root }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+function trace(traceId: string, tools: string[]) {
+  const t = new TraceBuilder({ traceId });
+  const a = t.agent('refund-agent');
+  tools.forEach((name, i) => {
+    a.tool(name, { id: `c${i}`, args: { order_id: 'A1024' } });
+  });
+  return t.toOtlp();
+}
+
+const GOOD = trace('11111111111111111111111111111111', ['get_order_detail', 'check_refund_policy']);
+const BAD = trace('22222222222222222222222222222222', [
+  'check_refund_policy',
+  'get_order_detail',
+  'submit_refund',
+]);
+
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'toolwatch-cli-'));
+  await writeFile(join(dir, 'good.json'), JSON.stringify(GOOD, null, 2));
+  // The Collector file exporter's form: one request per line, here with a broken line between.
+  await writeFile(join(dir, 'bad.jsonl'), `${JSON.stringify(BAD)}\n{"resourceSpans": [\n\n`);
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('toolwatch score', () => {
+  it('prints one verdict per line, the same as evaluateTraces', async () => {
+    const policyPath = join(policies, 'cli-refunds.yaml');
+    const r = await cli([
+      'score',
+      join(dir, 'bad.jsonl'),
+      join(dir, 'good.json'),
+      '--policy',
+      policyPath,
+      '--format',
+      'json',
+    ]);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines).toHaveLength(2);
+    const verdicts = lines.map((l) => JSON.parse(l));
+    expect(verdicts.map((v) => [v.trace_id, v.passed])).toEqual([
+      ['11111111111111111111111111111111', true],
+      ['22222222222222222222222222222222', false],
+    ]);
+    const expected = await evaluateTraces([GOOD, BAD], await loadPolicy(policyPath));
+    expect(verdicts).toEqual(JSON.parse(JSON.stringify(expected)));
+    // The broken JSON line is reported with its position and skipped.
+    expect(r.stderr).toMatch(/bad\.jsonl:2: skipped unreadable line/);
+  });
+
+  it('writes to --out', async () => {
+    const out = join(dir, 'verdicts.jsonl');
+    const r = await cli([
+      'score',
+      join(dir, 'good.json'),
+      '-p',
+      join(policies, 'cli-refunds.yaml'),
+      '--out',
+      out,
+    ]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('');
+    expect(JSON.parse((await readFile(out, 'utf8')).trim()).rule).toBe('refunds');
+  });
+
+  it('exits 2 with every policy problem on stderr', async () => {
+    const r = await cli(['score', join(dir, 'good.json'), '--policy', join(policies, 'invalid.yaml')]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('rules[0].scorers[0].expected_tool_order: expected array of strings');
+    expect(r.stderr).toContain('rules[0].scorers[1].unknown_option: unknown key');
+  });
+
+  it('exits 2 on bad usage', async () => {
+    const policy = join(policies, 'cli-refunds.yaml');
+    const [noPolicy, unknownFlag, noFiles, missing, badFormat, unknownCommand] = await Promise.all([
+      cli(['score', join(dir, 'good.json')]),
+      cli(['score', join(dir, 'good.json'), '--policy', policy, '--frobnicate']),
+      cli(['score', '--policy', policy]),
+      cli(['score', join(dir, 'nope.json'), '--policy', policy]),
+      cli(['score', join(dir, 'good.json'), '--policy', policy, '--format', 'yaml']),
+      cli(['frob']),
+    ]);
+    expect(noPolicy.code).toBe(2);
+    expect(noPolicy.stderr).toContain('--policy is required');
+    expect(unknownFlag.code).toBe(2);
+    expect(unknownFlag.stderr).toContain('--frobnicate');
+    expect(noFiles.code).toBe(2);
+    expect(noFiles.stderr).toContain('no trace files given');
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('cannot read');
+    expect(badFormat.code).toBe(2);
+    expect(badFormat.stderr).toContain('unknown format yaml');
+    expect(unknownCommand.code).toBe(2);
+    expect(unknownCommand.stderr).toContain('unknown command "frob"');
+  });
+});
