@@ -128,6 +128,7 @@ export function openInferenceAgent(span: SpanLike): AgentFacts | undefined {
   if (agentId) facts.agentId = agentId;
   if (nodeId) facts.nodeId = nodeId;
   else facts.wrapperCandidate = true;
+  if (span.name.endsWith('.continue_run') || span.name.endsWith('.acontinue_run')) facts.continuation = true;
   const parent = readString(a[ATTR_OI_GRAPH_NODE_PARENT_ID]);
   if (parent) facts.parentNodeId = parent;
   const input = a[ATTR_OI_INPUT_VALUE];

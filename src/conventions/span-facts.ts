@@ -81,6 +81,11 @@ export interface AgentFacts {
    * synthetic trace root, which reconstruction treats as a wrapper, not a run.
    */
   wrapperCandidate?: boolean;
+  /**
+   * The span resumes a paused run (agno `continue_run`): the calls pending in its first
+   * model input are this run's requests, not history.
+   */
+  continuation?: boolean;
   input?: unknown;
   output?: unknown;
   toolDefinitions?: ToolDefinition[];

@@ -59,6 +59,8 @@ interface RunState {
   refusals: RefusalFacts[];
   history: HistoryCall[];
   ownError: boolean;
+  /** Span id of the last LLM span of the run, in span order. */
+  lastLlm: string | undefined;
   llmDefinitions: ToolDefinition[] | undefined;
 }
 
@@ -223,6 +225,8 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
   const runAgent = new Uint8Array(n);
   const agentAnc = new Int32Array(n).fill(-1);
   const anchor = new Int32Array(n);
+  // A tool span lies between the node and its nearest agent ancestor (agent-as-tool, delegation).
+  const toolBetween = new Uint8Array(n);
   {
     const stack: number[] = [];
     for (let r = roots.length - 1; r >= 0; r--) stack.push(roots[r]!);
@@ -238,6 +242,7 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
         anchor[i] = i;
       } else {
         agentAnc[i] = runAgent[p] === 1 ? p : agentAnc[p]!;
+        toolBetween[i] = runAgent[p] === 0 && (nodes[p]!.role === 'tool' || toolBetween[p] === 1) ? 1 : 0;
         anchor[i] = nodes[p]!.role === 'tool' && node.role !== 'tool' ? i : anchor[p]!;
       }
       for (let c = node.children.length - 1; c >= 0; c--) stack.push(node.children[c]!);
@@ -252,21 +257,42 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
   }
 
   // 7. Runs, and what each span contributes to the run that owns it.
-  const owner: Array<RunState | undefined> = new Array(n);
+  const stateOf: Array<RunState | undefined> = new Array(n);
+  // The run span that owns each node (the node itself for run spans), and each run span's parent run span.
+  const ctxRun = new Int32Array(n).fill(-1);
+  const parentRun = new Int32Array(n).fill(-1);
   const states: RunState[] = [];
   const topLevel: AgentRun[] = [];
   for (const i of order) {
     const node = nodes[i]!;
     const p = node.parent;
-    const parentState = p === -1 ? undefined : owner[p];
+    let cand = p === -1 ? -1 : ctxRun[p]!;
+    // A span that starts after its agent span ended leaked out of it (agno keeps a member's context
+    // current after the member returns): it belongs to the enclosing run that is still open.
+    while (
+      cand !== -1 &&
+      runAgent[cand] === 1 &&
+      nodes[cand]!.end !== undefined &&
+      node.start > nodes[cand]!.end!
+    ) {
+      cand = parentRun[cand]!;
+    }
+    const isRun = runAgent[i] === 1 || implicit[i] === 1;
+    // OpenInference graphs: an agent with a node id but no parent node id is a graph root, a run of its
+    // own, unless a delegating tool span sits between it and the enclosing agent (agent-as-tool).
+    if (isRun && cand !== -1 && node.agent?.nodeId && !node.agent.parentNodeId && toolBetween[i] === 0)
+      cand = -1;
+    const parentState = cand === -1 ? undefined : stateOf[cand];
     let own = parentState;
-    if (runAgent[i] === 1 || implicit[i] === 1) {
+    if (isRun) {
+      parentRun[i] = cand;
+      ctxRun[i] = i;
       own = createRun(node, i, implicit[i] === 1 && runAgent[i] === 0, parentState, traceId);
+      stateOf[i] = own;
       states.push(own);
       if (parentState) parentState.run.children.push(own.run);
       else topLevel.push(own.run);
-    }
-    owner[i] = own;
+    } else ctxRun[i] = cand;
     if (!own) continue;
     if (node.span.status.code === 2) own.ownError = true;
     const spanId = node.id;
@@ -279,6 +305,8 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
     else if (node.role === 'llm' && node.llm) {
       const llm = node.llm;
       const time = node.end ?? node.start;
+      if (own.lastLlm === undefined && own.facts?.continuation) addContinuedRequests(own, llm, node);
+      own.lastLlm = spanId;
       llm.requests.forEach((call, index) => {
         // A framework that repeats earlier requests in a later output (cumulative step outputs) must not double them.
         if (call.callId !== undefined) {
@@ -343,6 +371,28 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
   return { traceId, runs: topLevel, problems };
 }
 
+/**
+ * A resumed run's first model input ends with the calls the paused run was waiting for:
+ * they are this run's requests (executed now, or refused with the tool message as reason).
+ */
+function addContinuedRequests(st: RunState, llm: LlmFacts, node: Node): void {
+  const calls = llm.inputCalls ?? [];
+  const flagged = new Set<string>();
+  for (const c of calls) if (c.fromHistory && c.callId) flagged.add(c.callId);
+  let index = 0;
+  for (const c of calls) {
+    if (c.fromHistory || (c.callId !== undefined && (flagged.has(c.callId) || st.requestIds.has(c.callId))))
+      continue;
+    if (c.callId !== undefined) st.requestIds.add(c.callId);
+    const request: ToolRequest = { name: c.name, llmSpanId: node.id, index: index++, time: node.start };
+    if (c.callId !== undefined) request.callId = c.callId;
+    if (c.args !== undefined) request.args = c.args;
+    if (c.argsRaw !== undefined) request.argsRaw = c.argsRaw;
+    if (c.argsError !== undefined) request.argsError = c.argsError;
+    st.requests.push({ request, llmStart: node.start, convention: llm.convention, usable: c.usable });
+  }
+}
+
 function createRun(
   node: Node,
   index: number,
@@ -385,6 +435,7 @@ function createRun(
     refusals: facts?.refusals ? [...facts.refusals] : [],
     history: [],
     ownError: false,
+    lastLlm: undefined,
     llmDefinitions: undefined,
   };
   for (const h of facts?.history ?? []) st.history.push({ ...h, spanId: node.id });
@@ -508,12 +559,27 @@ function buildCalls(st: RunState, nodes: Node[]): void {
     else if (r.name) refusalByName.set(r.name, r);
   }
   const requestOnly: ToolExecution[] = [];
+  const sortTimes: number[] = [];
+  const runStatus = nodes[st.node]!.span.status.code;
+  // A request-only call sorts after the executions of the requests listed before it in the same output.
+  let group: string | undefined;
+  let lastExec = Number.NEGATIVE_INFINITY;
   for (const p of st.requests) {
     const req = p.request;
-    if (req.execution) continue;
+    if (req.llmSpanId !== group) {
+      group = req.llmSpanId;
+      lastExec = Number.NEGATIVE_INFINITY;
+    }
+    if (req.execution) {
+      if (req.execution.start > lastExec) lastExec = req.execution.start;
+      continue;
+    }
+    sortTimes.push(Math.max(req.time, lastExec));
     const refusal = (req.callId ? refusalById.get(req.callId) : undefined) ?? refusalByName.get(req.name);
     if (refusal && !refusal.pending) req.refusal = refusal.text;
-    if (refusal?.pending) req.pending = true;
+    // Asked for in the run's last model output, never answered, and the run did not fail:
+    // the framework stopped to wait (agno HITL pause, AI SDK approval request).
+    if (refusal?.pending || (!refusal && req.llmSpanId === st.lastLlm && runStatus !== 2)) req.pending = true;
     const call: ToolExecution = {
       name: req.name,
       argsSource: req.args !== undefined ? 'request' : 'none',
@@ -534,7 +600,7 @@ function buildCalls(st: RunState, nodes: Node[]): void {
     if (req.refusal !== undefined) call.errorMessage = req.refusal;
     requestOnly.push(call);
   }
-  run.calls = mergeByTime(executions, requestOnly);
+  run.calls = mergeByTime(executions, requestOnly, sortTimes);
   if (!run.toolDefinitions && st.llmDefinitions) run.toolDefinitions = st.llmDefinitions;
 }
 
@@ -740,7 +806,8 @@ function buildHistory(st: RunState, seenIds: Set<string>, seenKeys: Set<string>)
   for (const c of st.inputCalls) if (c.fromHistory) keep(historyEntry(c, c.spanId, 'part_flag'));
   for (const c of st.inputCalls) {
     if (c.fromHistory) continue;
-    const matched = c.callId ? seenIds.has(c.callId) : seenKeys.has(callKey(c.name, c.args));
+    const matched =
+      (c.callId !== undefined && seenIds.has(c.callId)) || seenKeys.has(callKey(c.name, c.args));
     if (!matched) keep(historyEntry(c, c.spanId, 'input_messages'));
   }
   run.history = out;
@@ -767,23 +834,27 @@ function isEmptyRecord(v: unknown): boolean {
   return true;
 }
 
-function mergeByTime(executions: ToolExecution[], requestOnly: ToolExecution[]): ToolExecution[] {
+function mergeByTime(
+  executions: ToolExecution[],
+  requestOnly: ToolExecution[],
+  times: number[],
+): ToolExecution[] {
   if (requestOnly.length === 0) return executions.slice();
+  const order = requestOnly.map((_, k) => k).sort((a, b) => times[a]! - times[b]! || a - b);
   const out: ToolExecution[] = [];
   let i = 0;
   let j = 0;
-  while (i < executions.length || j < requestOnly.length) {
+  while (i < executions.length || j < order.length) {
     const e = executions[i];
-    const r = requestOnly[j];
-    if (r === undefined || (e !== undefined && e.start <= r.start)) {
+    const k = order[j];
+    if (k === undefined || (e !== undefined && e.start <= times[k]!)) {
       out.push(e!);
       i++;
     } else {
-      out.push(r);
+      out.push(requestOnly[k]!);
       j++;
     }
   }
-  // Request-only calls come in LLM order, which is already time order within a run.
   return out;
 }
 
