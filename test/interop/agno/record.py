@@ -213,7 +213,7 @@ def _message_tool_calls(messages: Optional[List[Message]]) -> List[Dict[str, Any
     return out
 
 
-def run_output_truth(out: Any) -> Dict[str, Any]:
+def run_output_truth(out: Any, top: bool = True) -> Dict[str, Any]:
     node: Dict[str, Any] = {
         "kind": "team" if hasattr(out, "member_responses") else "agent",
         "name": getattr(out, "team_name", None) or getattr(out, "agent_name", None),
@@ -225,9 +225,83 @@ def run_output_truth(out: Any) -> Dict[str, Any]:
         "tools": [_tool_execution(t) for t in out.tools or []],
         "message_tool_calls": _message_tool_calls(out.messages),
     }
+    if top:
+        node["agno_evals"] = agno_evals(out)
     if hasattr(out, "member_responses"):
-        node["members"] = [run_output_truth(m) for m in out.member_responses or []]
+        node["members"] = [run_output_truth(m, top=False) for m in out.member_responses or []]
     return node
+
+
+# ---------------------------------------------------------------------------
+# agno's own verdicts on the same RunOutput (differential oracle for the TS scorers)
+# ---------------------------------------------------------------------------
+
+
+def _evidence_tools(out: Any) -> List[Any]:
+    """agno ReliabilityEval's evidence order: the node's tools, then each member subtree."""
+    tools = list(out.tools or [])
+    for member in getattr(out, "member_responses", None) or []:
+        tools.extend(_evidence_tools(member))
+    return tools
+
+
+def agno_evals(out: Any) -> List[Dict[str, Any]]:
+    from dataclasses import asdict
+
+    from agno.eval.reliability import ReliabilityEval
+    from agno.scorer.tools import ToolCallScorer
+
+    is_team = hasattr(out, "member_responses")
+    union = _evidence_tools(out)
+    names = list(dict.fromkeys(t.tool_name for t in union if t.tool_name))
+    own = list(dict.fromkeys(t.tool_name for t in out.tools or [] if t.tool_name))
+    first = union[0] if union else None
+    reliability_configs: List[Dict[str, Any]] = [
+        {"expected_tool_calls": names, "allow_additional_tool_calls": False},
+        {"expected_tool_calls": [], "allow_additional_tool_calls": False},
+        {"expected_tool_calls": [], "allow_additional_tool_calls": True},
+        {"expected_tool_calls": ["never_called"], "allow_additional_tool_calls": True},
+    ]
+    tool_call_configs: List[Dict[str, Any]] = [{"expected_tools": ["never_called"], "allow_additional": True}]
+    if first is not None:
+        fargs = dict(first.tool_args or {})
+        wrong = {k: "WRONG" for k in fargs} or {"x": "WRONG"}
+        reliability_configs += [
+            {"expected_tool_calls": [first.tool_name], "allow_additional_tool_calls": False},
+            {"expected_tool_calls": [first.tool_name, "never_called"], "allow_additional_tool_calls": True},
+            {"expected_tool_call_arguments": {first.tool_name: fargs}},
+            {"expected_tool_call_arguments": {first.tool_name: [fargs, wrong]}},
+        ]
+    if own:
+        oargs = dict((out.tools or [])[0].tool_args or {})
+        tool_call_configs += [
+            {"expected_tools": own, "allow_additional": True},
+            {"expected_tools": own[:1], "allow_additional": False},
+            {"expected_tools": [], "arguments": {own[0]: oargs}, "allow_additional": True},
+        ]
+    seen: set = set()
+    reliability_configs = [
+        c for c in reliability_configs if not (json.dumps(c, sort_keys=True) in seen or seen.add(json.dumps(c, sort_keys=True)))
+    ]
+    results = []
+    for cfg in reliability_configs:
+        kwargs = {"team_response": out} if is_team else {"agent_response": out}
+        ev = ReliabilityEval(telemetry=False, show_spinner=False, **kwargs, **cfg)
+        r = asdict(ev.run())
+        r.pop("run_id", None)
+        results.append({"kind": "reliability", "config": cfg, "result": r})
+    for cfg in tool_call_configs:
+        scorer = ToolCallScorer(cfg["expected_tools"], arguments=cfg.get("arguments"), allow_additional=cfg["allow_additional"])
+        sc = scorer.score(out)
+        results.append(
+            {
+                "kind": "tool_calls",
+                "config": cfg,
+                "result": {"value": sc.value, "passed": sc.passed, "reason": sc.reason},
+                "digest": scorer.digest(),
+            }
+        )
+    return results
 
 
 # ---------------------------------------------------------------------------
