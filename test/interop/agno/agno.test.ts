@@ -207,14 +207,13 @@ describe('team_depth3: Team -> member Team -> member Agent -> tool', () => {
     expect(first.callId).toBe(leaderTruth.tools[0]!.tool_call_id);
   });
 
-  // MISMATCH (it.fails): openinference-instrumentation-agno 1.0.15 detaches its two context tokens in the wrong
+  // openinference-instrumentation-agno 1.0.15 detaches its two context tokens in the wrong
   // order (_runs_wrapper.run: use_span's token, then the team-node token), so after the
   // member team's run returns, that team's span stays current: the leader's later LLM and
   // TOOL spans (notify_customer here) have parentSpanId = Research_Team.run although they
-  // start after it ended. agno says notify_customer is the leader's call; reconstruction
-  // follows the span parent and gives it to Research Team. A fix: a span that starts after
-  // its parent agent span ended belongs to the nearest ancestor whose time range holds it.
-  it.fails('the leader owns its tool call made after the member team returned (leaked parent)', () => {
+  // start after it ended. agno says notify_customer is the leader's call; following the span
+  // parent would give it to Research Team (reconstruction re-homes such late spans).
+  it('the leader owns its tool call made after the member team returned (leaked parent)', () => {
     const notifySpan = spans.find((s) => s.name === 'notify_customer')!;
     const researchSpan = spans.find((s) => s.name === 'Research_Team.run')!;
     expect(notifySpan.parentSpanId).toBe(researchSpan.spanId);
@@ -233,10 +232,9 @@ describe('team_depth3: Team -> member Team -> member Agent -> tool', () => {
     );
   });
 
-  // MISMATCH (it.fails), same cause as the leaked parent above: notify_customer sits in the
-  // Research Team subtree, so the pre-order union puts it after Research Team's delegate
-  // call instead of right after the leader's own calls.
-  it.fails('members scope follows agno order (leader first, then each member subtree)', () => {
+  // Same cause as the leaked parent above: were notify_customer left in the Research Team
+  // subtree, the pre-order union would put it after Research Team's delegate call.
+  it('members scope follows agno order (leader first, then each member subtree)', () => {
     const root = rootRuns(traces)[0]!;
     expect(runUnion(root).map(callView)).toEqual(truthUnion(leaderTruth).map(truthView));
   });
@@ -290,12 +288,11 @@ describe('team_then_agent: a sync team run, then an unrelated agent on the same 
     expect(helper.executions.map(callView)).toEqual(teamTruth!.members![0]!.tools.map(truthView));
   });
 
-  // MISMATCH: the same context leak as above: after team.run() returns, the team span stays current,
+  // The same context leak as above: after team.run() returns, the team span stays current,
   // so the next, unrelated agent.run() is exported in the team's trace with
   // parentSpanId = Front_Desk.run, starting after that span ended and carrying no
   // graph.node.parent_id. agno's truth: two independent top-level runs.
-  // MISMATCH (it.fails): reconstruction nests Booking Agent under Front Desk.
-  it.fails('the unrelated agent is a separate root run, not a team member (leaked parent)', () => {
+  it('the unrelated agent is a separate root run, not a team member (leaked parent)', () => {
     const bookingSpan = spans.find((s) => s.name === 'Booking_Agent.run')!;
     const teamSpan = spans.find((s) => s.name === 'Front_Desk.run')!;
     expect(bookingSpan.parentSpanId).toBe(teamSpan.spanId);
@@ -394,8 +391,7 @@ describe('paused: a requires_confirmation tool pauses the run', () => {
   // only signs are (a) the request is in the run's last LLM output and no later LLM span
   // answers it, (b) the run span's output.value is agno's fixed paused text
   // ("I have tools to execute, but I need confirmation.", agno/utils/response.py).
-  // MISMATCH (it.fails): reconstruction reports 'refused' (request-only default).
-  it.fails('the paused call is classified paused, not refused', () => {
+  it('the paused call is classified paused, not refused', () => {
     const run = findRun(traces, runTruth.id);
     expect(run.calls.map((c) => c.status)).toEqual(runTruth.tools.map(truthStatus));
   });
@@ -420,14 +416,12 @@ describe('paused_continued: confirm, then continue_run (a new trace)', () => {
     expect(truth.executed.map((e) => e.name)).toEqual(['delete_file']);
   });
 
-  // MISMATCH (it.fails): the request for the confirmed call was made before the pause, so in
-  // this trace it only appears in the continuation LLM span's input (input.value message with
-  // "from_history": false, tool_calls[0].id = call id, plus llm.input_messages.1.*). No TOOL
-  // span carries an id. Reconstruction keeps the TOOL span as an execution with no callId AND
-  // lists the same call (same name and args) in run.history with reason input_messages,
-  // although semantics §1 rule 4 makes an input call history only when its id or name+args
-  // match no execution. Expected: no history; the execution joined to that call id.
-  it.fails('the pre-pause request is joined to the execution, not listed as history', () => {
+  // The request for the confirmed call was made before the pause, so in this trace it only
+  // appears in the continuation LLM span's input (input.value message with
+  // "from_history": false, tool_calls[0].id = call id, plus llm.input_messages.1.*), and no
+  // TOOL span carries an id. It must join the execution, not become history (semantics §1
+  // rule 4: an input call is history only when its id or name+args match no execution).
+  it('the pre-pause request is joined to the execution, not listed as history', () => {
     const run = rootRuns(traces)[0]!;
     expect(run.history).toEqual([]);
     expect(run.calls.map((c) => c.callId)).toEqual(runTruth.tools.map((t) => t.tool_call_id));
@@ -469,10 +463,9 @@ describe('paused_rejected: reject(), then continue_run (a new trace)', () => {
   // from_history: false) and a role=tool result with tool_call_error: true and the
   // rejection note; no LLM output in this trace asked for it (that was the paused trace).
   // agno counts it as this run's call (same agno.run.id), errored.
-  // MISMATCH (it.fails): reconstruction puts it in run.history (reason input_messages) and
-  // run.calls is empty, so a scorer sees no call at all. agno marks every message in
-  // input.value with an explicit from_history; false here should win over "unmatched input".
-  it.fails('the rejected call is this run’s failed call, not history', () => {
+  // Read as "unmatched input call" it would be history and a scorer would see no call at all;
+  // agno marks every message in input.value with an explicit from_history, and false wins.
+  it('the rejected call is this run’s failed call, not history', () => {
     const run = rootRuns(traces)[0]!;
     expect(run.attributes['agno.run.id']).toBe(truth.paused_run_id);
     expect(run.history.map((h) => h.callId)).not.toContain(runTruth.tools[0]!.tool_call_id);
@@ -503,14 +496,11 @@ describe('tool_call_limit: two calls in one turn, tool_call_limit=1', () => {
     expect(run.history).toEqual([]);
   });
 
-  // MISMATCH (it.fails): both requests come from one LLM output (index 0 Paris, index 1
-  // Rome); agno ran index 0 and refused index 1. run.calls puts the refused Rome first: the
-  // request-only call is timed at its LLM span's end, the executed call at its TOOL span's
-  // start, which is later. That follows semantics §1 rule 5 literally, but it reverses the
-  // model's order, so order-based scorers (tool_order, trajectory expected_order) would see
-  // Rome before Paris. Expected: request-only calls keep their position among the requests
-  // of the same LLM output.
-  it.fails('the calls keep the model’s request order', () => {
+  // Both requests come from one LLM output (index 0 Paris, index 1 Rome); agno ran index 0
+  // and refused index 1. Timing the request-only call at its LLM span's end would put Rome
+  // before Paris (the TOOL span starts later), so order-based scorers would see the model's
+  // order reversed: request-only calls keep their position among the requests of the output.
+  it('the calls keep the model’s request order', () => {
     const run = findRun(traces, runTruth.id);
     const executedId = runTruth.tools[0]!.tool_call_id;
     const refused = runTruth.message_tool_calls.find((m) => m.id !== executedId)!;
