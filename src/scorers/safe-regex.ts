@@ -1,3 +1,5 @@
+import { RE2JS } from 're2js';
+
 /**
  * Static check for regular expressions that can backtrack catastrophically, used to refuse
  * `matches` patterns when a policy is loaded (a policy is configuration, but a pattern that
@@ -13,9 +15,31 @@
  * - a repeated group containing an alternation whose branches can start with the same
  *   character (`(a|a)*`, `(a|ab)+`, `(\w|\d)*`);
  * - backreferences (their cost cannot be bounded statically), and patterns longer than
- *   `MAX_PATTERN_LENGTH`.
- * Polynomial shapes such as `.*.*=` are accepted.
+ *   `MAX_PATTERN_LENGTH`;
+ * - syntax RE2 does not have (lookarounds, backreferences, `\u` escapes), since patterns are
+ *   matched with RE2JS, a linear-time engine (`compileSafeRegex`).
+ * Polynomial shapes such as `.*.*=` are accepted: RE2JS runs them in linear time.
  */
+
+/** A compiled `matches` pattern: linear-time search, whatever the input length. */
+export interface SafeRegex {
+  readonly source: string;
+  /** True when the pattern occurs anywhere in `text` (search, like Python `re.search`). */
+  test(text: string): boolean;
+}
+
+/**
+ * Compiles a pattern that passed `checkRegexSafety`; throws with the reason otherwise.
+ * Matching runs on RE2JS (linear time): the static check alone cannot bound polynomial
+ * shapes such as `\w+@` searched in a multi-megabyte argument, which take hours with a
+ * backtracking engine.
+ */
+export function compileSafeRegex(pattern: string): SafeRegex {
+  const safety = checkRegexSafety(pattern);
+  if (!safety.safe) throw new Error(safety.reason);
+  const re = RE2JS.compile(pattern);
+  return { source: pattern, test: (text) => re.test(text) };
+}
 
 /** Longest pattern accepted, in UTF-16 code units. */
 export const MAX_PATTERN_LENGTH = 1000;
@@ -31,6 +55,14 @@ export function checkRegexSafety(pattern: string): RegexSafety {
     new RegExp(pattern);
   } catch (e) {
     return { safe: false, reason: (e as Error).message };
+  }
+  try {
+    RE2JS.compile(pattern);
+  } catch (e) {
+    return {
+      safe: false,
+      reason: `not supported by the linear-time engine (RE2 syntax): ${(e as Error).message}`,
+    };
   }
   let ast: Node;
   try {

@@ -4,7 +4,7 @@ import type { AgentRun, ScoreContext, Scorer, ScorerResult, SyncScorer, ToolExec
 import { configDigest } from '../util/digest.js';
 import { pythonEquals } from '../util/python-equals.js';
 import { PyFloat } from '../util/python-json.js';
-import { checkRegexSafety } from './safe-regex.js';
+import { checkRegexSafety, compileSafeRegex, type SafeRegex } from './safe-regex.js';
 
 /**
  * `trajectory`: the eval-dataset trajectory evaluator of seed document 003 (semantics §2.4)
@@ -31,7 +31,10 @@ export interface ArgRule {
   not_null?: boolean;
   /** true: the field is present (even as null); false: absent. */
   exists?: boolean;
-  /** Regular expression searched in the value (strings; numbers as their JSON text). */
+  /**
+   * Regular expression searched in the value (strings; numbers as their JSON text). The
+   * common subset of JavaScript and RE2 syntax; matched in linear time.
+   */
   matches?: string;
   gt?: number;
   gte?: number;
@@ -273,7 +276,7 @@ export interface TrajectoryError {
 interface CompiledField {
   path: string;
   rule: ArgRule;
-  regex?: RegExp;
+  regex?: SafeRegex;
 }
 
 export function trajectory(options: TrajectoryOptions): SyncScorer {
@@ -349,7 +352,7 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
       Object.entries(fields).map(([path, rule]) => ({
         path,
         rule,
-        ...(typeof rule.matches === 'string' ? { regex: new RegExp(rule.matches) } : {}),
+        ...(typeof rule.matches === 'string' ? { regex: compileSafeRegex(rule.matches) } : {}),
       })),
     );
   }

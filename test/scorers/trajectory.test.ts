@@ -760,9 +760,9 @@ describe('safe-regex', () => {
       '(\\d+\\.){3}\\d+',
       '([a-z]+ )+x',
       '(foo|bar)+',
-      '[^]*',
       '.*.*=',
       '(a|b)*c',
+      '\\w+@',
     ]) {
       expect(checkRegexSafety(ok)).toEqual({ safe: true });
     }
@@ -783,6 +783,36 @@ describe('safe-regex', () => {
       safe: false,
       reason: 'pattern is longer than 1000 characters',
     });
+  });
+
+  it('refuses syntax the linear-time engine lacks, with the reason', () => {
+    for (const p of ['(?=a)b', '[^]*', '\\u0041']) {
+      const r = checkRegexSafety(p);
+      expect(r.safe).toBe(false);
+      expect(r.safe === false && r.reason).toMatch(
+        /^not supported by the linear-time engine \(RE2 syntax\): /,
+      );
+    }
+  });
+
+  it('polynomial patterns on multi-megabyte values stay fast (linear-time matching)', () => {
+    // With a backtracking engine `\w+@` on 2 MB of `a` is quadratic: hours.
+    const run = runOf([
+      { name: 't', args: { text: 'a'.repeat(2_000_000), text2: 'b'.repeat(2_000_000) + '@' } },
+    ]);
+    const t0 = performance.now();
+    const r = trajectory({
+      argConstraints: { t: { text: { matches: '\\w+@' }, text2: { matches: '.*.*@$' } } },
+    }).score(run);
+    expect(performance.now() - t0).toBeLessThan(3000);
+    expect(r.detail.errors).toEqual([
+      {
+        code: 'arg_mismatch',
+        tool: 't',
+        field: 'text',
+        message: `t.text must match "\\\\w+@", got "${'a'.repeat(79)}…`,
+      },
+    ]);
   });
 
   it('every refused classic pattern really is slow, every accepted one is fast (sanity of the rule)', () => {
