@@ -9,8 +9,9 @@
  * Trace shape per call state: `ok`/`hitl-approved` → tool span OK; `err` → tool span ERROR;
  * `hitl-rejected` → tool span with decision outcome `deny` (refused); `paused` → tool span
  * with `toolwatch.tool.status=paused`. Requests become an LLM span whose output asks for
- * the calls; a requested call with no tool span is request-only (refused). History requests
- * are tool-call parts in an LLM span's input messages.
+ * the calls, followed later by a final model turn; a requested call with no tool span is
+ * request-only (refused). History requests are tool-call parts in an LLM span's input
+ * messages.
  */
 import { spansFromOtlpJson } from '../../src/conventions/from-otlp-json.js';
 import { reconstructTraces } from '../../src/reconstruction/reconstruct-trace.js';
@@ -115,6 +116,9 @@ export function traceOf(node: AgnoNode): { builder: TraceBuilder; otlp: unknown 
     }
     for (const m of n.members ?? [])
       emit(span.agent(m.name ?? (m.kind === 'team' ? 'member-team' : 'member')), m);
+    // agno calls the model again after tool results and refusals (tool-call limit, unknown
+    // tool); only a paused run ends on a model turn whose calls never ran.
+    if (n.requests?.length) span.llm();
   };
   const root = builder.agent(node.name ?? (node.kind === 'team' ? 'team' : 'agent'));
   emit(root, node);

@@ -4,7 +4,7 @@
  * agno rules applied to what agno's own RunOutput held (`*.truth.json`) must give the same
  * result as the scorers applied to the run reconstructed from the spans.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { spansFromOtlpJson } from '../../src/conventions/from-otlp-json.js';
 import { reconstructTraces } from '../../src/reconstruction/reconstruct-trace.js';
@@ -82,17 +82,11 @@ function toolCallsConfigs(run: TruthRun): ToolCallsOptions[] {
   ] as ToolCallsOptions[];
 }
 
-const FIXTURES = [
-  'history',
-  'multi_step',
-  'paused',
-  'paused_continued',
-  'paused_rejected',
-  'team_depth3',
-  'team_then_agent',
-  'tool_call_limit',
-  'tool_error',
-];
+/** Every recorded scenario that has ground truth. */
+const FIXTURES = readdirSync('test/fixtures/agno')
+  .filter((f) => f.endsWith('.truth.json'))
+  .map((f) => f.slice(0, -'.truth.json'.length))
+  .sort();
 
 function load(name: string): { truth: TruthRun[]; runs: AgentRun[] } {
   const truth = JSON.parse(readFileSync(`test/fixtures/agno/${name}.truth.json`, 'utf8')).runs as TruthRun[];
@@ -106,15 +100,8 @@ function load(name: string): { truth: TruthRun[]; runs: AgentRun[] } {
  * visible and turns red as soon as reconstruction is fixed (then move them back to `it`).
  */
 const KNOWN_DIVERGENCES: Record<string, string> = {
-  'paused/Files Agent':
-    'the HITL-paused call (request in the last LLM output, run ended, no TOOL span) reads as a refused request-only call, not paused: ToolCallScorer then adds "run has no tool executions"',
   'paused_rejected/Files Agent':
     'in the continue_run span the rejected request (input.value message with "from_history": false, tool result with tool_call_error) is classified as history, so the rejected execution is invisible',
-  'team_depth3/Travel Desk':
-    "the leader's notify_customer TOOL span (after the delegation) is attributed to the member team Research Team",
-  'team_then_agent/Front Desk':
-    'Booking Agent, a separate top-level run after the team run, is nested under Front Desk',
-  'team_then_agent/Booking Agent': 'Booking Agent is not a root run (nested under Front Desk)',
 };
 
 describe.each(FIXTURES)('agno fixture %s: scorers on spans = agno rules on RunOutput', (name) => {
