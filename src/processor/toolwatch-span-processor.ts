@@ -81,6 +81,8 @@ interface SpanEntry {
   needed: boolean;
   like?: SpanLike;
   live?: LiveAgent | null;
+  /** High-resolution start (epoch ms) taken in `onStart`. */
+  t0?: number;
 }
 
 interface LateRun {
@@ -97,6 +99,8 @@ interface TraceState {
   lastActivity: number;
   hasTool: boolean;
   evaluated: Set<string>;
+  /** Execution spans already counted in `toolwatch.tool.executions`. */
+  counted: Set<string>;
   late: Map<string, LateRun>;
 }
 
@@ -115,6 +119,8 @@ const DEFAULTS = {
   traceTtlMs: 300_000,
   judgeTimeoutMs: 60_000,
 } as const;
+
+const TIME_ORIGIN = performance.timeOrigin;
 
 const ARG_KEYS = [
   ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
@@ -149,6 +155,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   private readonly _maxSpansPerTrace: number;
   private readonly _traceTtlMs: number;
   private readonly _judgeTimeoutMs: number;
+  private readonly _allRulesRootOnly: boolean;
   private readonly _traces = new Map<string, TraceState>();
   /** Recently evicted traces: their late spans must not start a new, partial evaluation. */
   private readonly _evicted = new Set<string>();
@@ -183,6 +190,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     this._metrics = new ToolwatchMetrics({ meterProvider: options.meterProvider, policy: options.policy });
     this._live = new LiveMisuseMonitor(options.policy, (event) => this._reportMisuse(event));
     this._limiter = new JudgeLimiter(options.policy.judge);
+    this._allRulesRootOnly = options.policy.rules.every((rule) => rule.match.rootOnly);
     const period = Math.max(10, Math.min(this._traceTtlMs / 2, 30_000));
     this._sweeper = setInterval(() => this._sweep(), period);
     // The processor must never keep the process alive.
@@ -251,7 +259,14 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       return;
     }
     const parentId = parentIdOf(span);
-    const entry: SpanEntry = { span, parentId, role, open: true, needed: false };
+    const entry: SpanEntry = {
+      span,
+      parentId,
+      role,
+      open: true,
+      needed: false,
+      t0: TIME_ORIGIN + performance.now(),
+    };
     state.spans.set(ctx.spanId, entry);
     state.openCount++;
     state.lastActivity = Date.now();
@@ -362,6 +377,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       lastActivity: Date.now(),
       hasTool: false,
       evaluated: new Set(),
+      counted: new Set(),
       late: new Map(),
     };
     this._traces.set(traceId, state);
@@ -433,18 +449,42 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   private _evaluate(state: TraceState, span: ReadableSpan, emission: Emission): Decoration | undefined {
     const spanId = span.spanContext().spanId;
     state.evaluated.add(spanId);
+    if (!this._mayMatch(state, span)) return undefined;
     const run = this._reconstructRun(state, span);
     if (run === undefined) return undefined;
-    for (const execution of run.executions) {
-      this._metrics.recordToolExecution(execution.name, execution.status, run.agent);
-    }
     const rules = matchRules(run, this._policy);
+    if (rules.length === 0) return undefined;
+    this._countExecutions(state, run);
     let decoration: Decoration | undefined;
     for (const rule of rules) {
       const emitted = this._evaluateRule(run, rule, span, emission, decoration === undefined);
       decoration ??= emitted;
     }
     return decoration;
+  }
+
+  /** Skips reconstruction for runs no rule can match: nested runs when every rule is root_only. */
+  private _mayMatch(state: TraceState, span: ReadableSpan): boolean {
+    if (this._policy.rules.length === 0) return false;
+    if (!this._allRulesRootOnly) return true;
+    let parentId = parentIdOf(span);
+    while (parentId !== undefined) {
+      const ancestor = state.spans.get(parentId);
+      if (ancestor === undefined) return true;
+      if (ancestor.role === SpanRole.AGENT) return false;
+      parentId = ancestor.parentId;
+    }
+    return true;
+  }
+
+  /** Tool executions of a watched run and its members, each counted once per trace. */
+  private _countExecutions(state: TraceState, run: AgentRun): void {
+    for (const execution of run.executions) {
+      if (state.counted.has(execution.spanId)) continue;
+      state.counted.add(execution.spanId);
+      this._metrics.recordToolExecution(execution.name, execution.status, run.agent);
+    }
+    for (const child of run.children) this._countExecutions(state, child);
   }
 
   private _evaluateRule(
@@ -538,36 +578,37 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
 
   private _reconstructRun(state: TraceState, span: ReadableSpan): AgentRun | undefined {
     const spanId = span.spanContext().spanId;
-    const own = fromReadableSpan(span);
-    // While `onEnding` runs the span is not yet marked ended, but its end time is set.
-    own.endTime = hrTimeToMs(span.endTime);
     const spans: SpanLike[] = [];
     let ownSeen = false;
     let previous = Number.NEGATIVE_INFINITY;
     for (const [id, entry] of state.spans) {
       let like: SpanLike;
       if (id === spanId) {
-        like = own;
+        like = toSpanLike(entry, span, true);
         ownSeen = true;
       } else if (entry.role === SpanRole.NONE && !entry.needed) {
         continue;
       } else if (entry.open) {
         // Open ancestors place the run (nested or not); open descendants are incomplete calls.
-        like = fromReadableSpan(entry.span);
+        like = toSpanLike(entry, entry.span, false);
       } else {
-        entry.like ??= fromReadableSpan(entry.span);
+        entry.like ??= toSpanLike(entry, entry.span, false);
         like = entry.like;
       }
-      // SDK 2.x start times have millisecond precision, so fast calls tie; the map holds spans
-      // in start order, which breaks the tie the way the application ran them.
-      if (like.startTime <= previous && previous - like.startTime < 1) {
-        like.startTime = previous + 0.001;
-        if (like.endTime !== undefined && like.endTime < like.startTime) like.endTime = like.startTime;
+      // The map holds spans in start order: a tie on the clock is broken the way the application ran them.
+      if (like.startTime <= previous) {
+        const shift = previous + 0.001 - like.startTime;
+        like.startTime += shift;
+        if (like.endTime !== undefined) like.endTime += shift;
       }
       previous = like.startTime;
       spans.push(like);
     }
-    if (!ownSeen) spans.push(own);
+    if (!ownSeen) {
+      const own = fromReadableSpan(span);
+      own.endTime = hrTimeToMs(span.endTime);
+      spans.push(own);
+    }
     const reconstructed = reconstructTrace(spans);
     return findRun(reconstructed.runs, spanId);
   }
@@ -795,6 +836,24 @@ function positive(value: number | undefined, fallback: number, name: string): nu
   if (Number.isFinite(value) && value > 0) return value;
   diag.warn(`toolwatch: ${name} must be a positive number, using ${fallback}`);
   return fallback;
+}
+
+/**
+ * The span as reconstruction reads it, on the processor's clock. SDK 2.x stamps a span's
+ * start with `Date.now()` (whole milliseconds) and its end as start plus a high-resolution
+ * duration, so a child can appear to start after its parent ended. Start times taken in
+ * `onStart` from one high-resolution clock keep parents around their children.
+ */
+function toSpanLike(entry: SpanEntry, span: ReadableSpan, ending: boolean): SpanLike {
+  const like = fromReadableSpan(span);
+  // While `onEnding` runs the span is not yet marked ended, but its end time is set.
+  if (ending) like.endTime = hrTimeToMs(span.endTime);
+  if (entry.t0 !== undefined) {
+    const duration = like.endTime === undefined ? undefined : like.endTime - like.startTime;
+    like.startTime = entry.t0;
+    if (duration !== undefined) like.endTime = entry.t0 + duration;
+  }
+  return like;
 }
 
 function parentIdOf(span: ReadableSpan): string | undefined {
