@@ -147,6 +147,9 @@ describe('agno fixtures decode', () => {
     'multi_step',
     'paused_rejected',
     'tool_call_limit',
+    'unknown_tool',
+    'invalid_args',
+    'multi_step_stream',
   ];
   for (const scenario of scenarios) {
     it(`${scenario}: every span decodes with its ids, kind and status`, () => {
@@ -532,6 +535,73 @@ describe('tool_call_limit: two calls in one turn, tool_call_limit=1', () => {
   });
 });
 
+describe('unknown_tool: a misspelled tool, then a retry', () => {
+  const { traces, truth } = load('unknown_tool');
+  const runTruth = truth.runs[0]!;
+
+  it('agno keeps no ToolExecution for the unknown name, only its request', () => {
+    expect(runTruth.tools.map((t) => t.tool_name)).toEqual(['get_weather']);
+    expect(runTruth.message_tool_calls.map((m) => m.name)).toEqual(['get_wether', 'get_weather']);
+  });
+
+  it('the unknown call is request-only and refused with agno’s text, then the retry ran', () => {
+    const run = findRun(traces, runTruth.id);
+    const [bad, good] = runTruth.message_tool_calls;
+    expect(
+      run.calls.map((c) => ({
+        callId: c.callId,
+        name: c.name,
+        status: c.status,
+        requestOnly: c.requestOnly,
+      })),
+    ).toEqual([
+      { callId: bad!.id, name: 'get_wether', status: 'refused', requestOnly: true },
+      { callId: good!.id, name: 'get_weather', status: 'ok', requestOnly: false },
+    ]);
+    expect(run.calls[0]!.args).toEqual(JSON.parse(bad!.arguments));
+    expect(run.calls[0]!.request?.refusal).toContain('requested tool does not exist');
+  });
+});
+
+describe('invalid_args: arguments that are not JSON, then a retry', () => {
+  const { traces, truth } = load('invalid_args');
+  const runTruth = truth.runs[0]!;
+
+  it('the unparseable call is request-only with its raw text and a parse error kept', () => {
+    const run = findRun(traces, runTruth.id);
+    const [bad, good] = runTruth.message_tool_calls;
+    expect(
+      run.calls.map((c) => ({ callId: c.callId, status: c.status, requestOnly: c.requestOnly })),
+    ).toEqual([
+      { callId: bad!.id, status: 'refused', requestOnly: true },
+      { callId: good!.id, status: 'ok', requestOnly: false },
+    ]);
+    const refused = run.calls[0]!;
+    expect(refused.args).toBeUndefined();
+    expect(refused.argsRaw).toBe(bad!.arguments);
+    expect(typeof refused.argsError).toBe('string');
+    expect(refused.request?.refusal).toContain('Error while decoding function arguments');
+    expect(run.calls[1]!.args).toEqual(runTruth.tools[0]!.tool_args);
+  });
+});
+
+describe('multi_step_stream: run(stream=True)', () => {
+  const { traces, truth, spans } = load('multi_step_stream');
+  const runTruth = truth.runs[0]!;
+
+  it('LLM spans are invoke_stream spans and still carry the requests', () => {
+    expect(spans.filter((s) => s.name.endsWith('.invoke_stream'))).toHaveLength(3);
+    const run = findRun(traces, runTruth.id);
+    expect(run.requests.map((r) => r.callId)).toEqual(runTruth.tools.map((t) => t.tool_call_id));
+  });
+
+  it('both executions, in order, with their args and request ids', () => {
+    const run = findRun(traces, runTruth.id);
+    expect(run.calls.map(callView)).toEqual(runTruth.tools.map(truthView));
+    expect(run.calls.map((c) => c.callId)).toEqual(runTruth.tools.map((t) => t.tool_call_id));
+  });
+});
+
 // ---------------------------------------------------------------------------------------
 // Differential: agno 3.1.10's own ReliabilityEval and ToolCallScorer ran on the RunOutput of
 // each recorded run (record.py, agno_evals); toolwatch's scorers run on the reconstructed run.
@@ -547,6 +617,9 @@ const SCENARIOS_WITH_EVALS = [
   'multi_step',
   'paused_rejected',
   'tool_call_limit',
+  'unknown_tool',
+  'invalid_args',
+  'multi_step_stream',
 ];
 
 /**

@@ -73,7 +73,8 @@ def _next_turn(model_id: str) -> ModelResponse:
                 {
                     "id": f"call_{_CALL_SEQ[0]:03d}",
                     "type": "function",
-                    "function": {"name": name, "arguments": json.dumps(args)},
+                    # A str is sent verbatim: that is how a model produces unparseable arguments.
+                    "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)},
                 }
             )
         response.tool_calls = calls
@@ -560,6 +561,68 @@ def scenario_tool_call_limit() -> Dict[str, Any]:
     return {"runs": [run_output_truth(out)]}
 
 
+def scenario_unknown_tool() -> Dict[str, Any]:
+    """The model misspells a tool, agno answers with an error message, the model retries."""
+    agent = Agent(
+        id="weather-agent",
+        name="Weather Agent",
+        model=script(
+            "m-unknown",
+            [
+                _calls(("get_wether", {"city": "Oslo"})),
+                _calls(("get_weather", {"city": "Oslo"})),
+                _text("Oslo is sunny."),
+            ],
+        ),
+        tools=[get_weather],
+        telemetry=False,
+    )
+    out = agent.run("Weather in Oslo?")
+    return {"runs": [run_output_truth(out)]}
+
+
+def scenario_invalid_args() -> Dict[str, Any]:
+    """The model sends arguments that are not JSON, then retries with valid ones."""
+    agent = Agent(
+        id="weather-agent",
+        name="Weather Agent",
+        model=script(
+            "m-invalid",
+            [
+                _calls(("get_weather", '{"city": "Oslo"')),
+                _calls(("get_weather", {"city": "Oslo"})),
+                _text("Oslo is sunny."),
+            ],
+        ),
+        tools=[get_weather],
+        telemetry=False,
+    )
+    out = agent.run("Weather in Oslo?")
+    return {"runs": [run_output_truth(out)]}
+
+
+def scenario_multi_step_stream() -> Dict[str, Any]:
+    """multi_step through run(stream=True): run_stream and invoke_stream wrappers."""
+    agent = Agent(
+        id="booking-agent",
+        name="Booking Agent",
+        model=script(
+            "m-booking-stream",
+            [
+                _calls(("search_flights", {"origin": "CDG", "destination": "FCO", "max_stops": 0})),
+                _calls(("book_flight", {"flight": "AF1234", "passengers": 2})),
+                _text("Booked AF1234 for 2."),
+            ],
+        ),
+        tools=[search_flights, book_flight],
+        telemetry=False,
+    )
+    final = None
+    for item in agent.run("Book a nonstop CDG to FCO for two", stream=True, yield_run_output=True):
+        final = item
+    return {"runs": [run_output_truth(final)]}
+
+
 def scenario_multi_step() -> Dict[str, Any]:
     agent = Agent(
         id="booking-agent",
@@ -668,6 +731,9 @@ def main() -> None:
     )
 
     write("tool_call_limit", isolated(scenario_tool_call_limit))
+    write("unknown_tool", isolated(scenario_unknown_tool))
+    write("invalid_args", isolated(scenario_invalid_args))
+    write("multi_step_stream", isolated(scenario_multi_step_stream))
 
     leftover = {k: len(v) for k, v in SCRIPTS.items() if v}
     if leftover:
