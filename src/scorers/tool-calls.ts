@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { AgentRun, Scorer, ScorerResult } from '../types.js';
+import type { AgentRun, ScoreContext, Scorer, ScorerResult } from '../types.js';
 import { sha256Hex } from '../util/digest.js';
 import { compareCodePoints, pythonJsonDumps } from '../util/python-json.js';
 import { pythonRepr } from '../util/python-repr.js';
@@ -125,12 +125,15 @@ interface ToolCallsRules {
 
 /**
  * agno `ToolCallScorer.score` (T1–T5) on agno-shaped evidence of the run itself.
- * `membersHaveTools` is T5's `_members_carry_tools`.
+ * `membersHaveTools` is T5's `_members_carry_tools`. With `redactValues` (the policy's
+ * `redact.values`), argument notes show each spec's keys with `...` for every value; the
+ * text is otherwise agno's.
  */
 export function evaluateToolCalls(
   evidence: AgnoEvidence,
   rules: ToolCallsRules,
   membersHaveTools: boolean,
+  redactValues = false,
 ): ToolCallsDetail {
   const { executions } = evidence;
   const clean = executions.filter((e) => !e.error && !e.paused);
@@ -149,7 +152,10 @@ export function evaluateToolCalls(
     for (const spec of specs) {
       checks++;
       if (candidates.some((c) => specMatches(spec, c))) satisfied++;
-      else notes.push(`no clean ${pythonRepr(tool)} execution matches arguments ${pythonRepr(spec)}`);
+      else
+        notes.push(
+          `no clean ${pythonRepr(tool)} execution matches arguments ${specText(spec, redactValues)}`,
+        );
     }
   }
 
@@ -164,6 +170,12 @@ export function evaluateToolCalls(
   const value = satisfied / checks;
   const passed = satisfied === checks && !strictFailure;
   return { value, passed, reason: notes.length > 0 ? notes.join('; ') : null, checks, satisfied, additional };
+}
+
+function specText(spec: ArgumentSpec, redactValues: boolean): string {
+  if (!redactValues) return pythonRepr(spec);
+  const keys = Object.keys(spec).filter((k) => spec[k] !== undefined);
+  return `{${keys.map((k) => `${pythonRepr(k)}: ...`).join(', ')}}`;
 }
 
 /**
@@ -206,9 +218,10 @@ export function toolCalls(options: ToolCallsOptions): Scorer {
       arguments: args,
       allow_additional: allowAdditional,
     },
-    score(run: AgentRun): ScorerResult {
+    score(run: AgentRun, context?: ScoreContext): ScorerResult {
       return scoreSafely(identity, () => {
-        const detail = evaluateToolCalls(agnoEvidence(run, 'self'), rules, membersCarryTools(run));
+        const redact = context?.redact?.values === true;
+        const detail = evaluateToolCalls(agnoEvidence(run, 'self'), rules, membersCarryTools(run), redact);
         return { passed: detail.passed, score: detail.value, reason: detail.reason, detail: { ...detail } };
       });
     },

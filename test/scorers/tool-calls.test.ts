@@ -61,6 +61,22 @@ describe('toolCalls scorer on traces (OTLP → reconstruction → scorer)', () =
     });
   });
 
+  it('with redact.values the argument note carries keys, not values', () => {
+    const run = runOf({ tools: [{ name: 'search', args: { query: 'secret', limit: 5 } }] });
+    const scorer = toolCalls({
+      expectedTools: ['search'],
+      arguments: { search: { query: 'other-secret', limit: 5 } },
+    });
+    const r = scorer.score(run, { redact: { values: true } }) as ScorerResult;
+    expect(r.reason).toBe("no clean 'search' execution matches arguments {'query': ..., 'limit': ...}");
+    expect(r.detail.reason).toBe(r.reason);
+    expect(JSON.stringify(r)).not.toContain('secret');
+    const plain = scorer.score(run) as ScorerResult;
+    expect(plain.reason).toBe(
+      "no clean 'search' execution matches arguments {'query': 'other-secret', 'limit': 5}",
+    );
+  });
+
   it('detail.additional lists clean extra calls, sorted, in lenient mode too', () => {
     const run = runOf({ tools: ['search', 'zz', 'aa', 'zz', { name: 'bad', state: 'err' }] });
     const r = toolCalls({ expectedTools: ['search'] }).score(run) as ScorerResult;
