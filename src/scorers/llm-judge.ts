@@ -337,9 +337,11 @@ function isLanguageModel(value: unknown): value is LanguageModelLike {
 function toCallable(judge: unknown): Callable | undefined {
   if (typeof judge === 'function') {
     return async (request) => {
-      const reply = await (judge as JudgeFunction)(request);
-      if (typeof reply !== 'string') throw new Error(`judge returned ${typeof reply}, not a string`);
-      return reply;
+      const reply: unknown = await (judge as JudgeFunction)(request);
+      if (typeof reply === 'string') return reply;
+      // Judges wrapping structured-output APIs tend to hand back the parsed object.
+      if (reply !== null && typeof reply === 'object') return JSON.stringify(reply);
+      throw new Error(`judge returned ${reply === null ? 'null' : typeof reply}, not a string`);
     };
   }
   if (isLanguageModel(judge)) {

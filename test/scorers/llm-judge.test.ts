@@ -245,6 +245,21 @@ describe('llmJudge reply handling', () => {
   });
 });
 
+describe('llmJudge reply types', () => {
+  it('accepts an already-parsed object from a judge function, refuses other non-strings', async () => {
+    const obj = await llmJudge({
+      prompt: 'trajectory_grounding',
+      judge: (() => ({ arg_semantic_pass: true, grounding_pass: true })) as never,
+    }).score(makeRun(twoCalls));
+    expect(obj.label).toBe('pass');
+    expect(obj.detail.raw).toBe('{"arg_semantic_pass":true,"grounding_pass":true}');
+    const num = await llmJudge({ prompt: 'trajectory_grounding', judge: (() => 42) as never }).score(
+      makeRun(twoCalls),
+    );
+    expect(num.reason).toBe('judge failed: judge returned number, not a string');
+  });
+});
+
 describe('llmJudge redaction', () => {
   it('sends argument and result keys, never values', async () => {
     const { judge, requests } = scripted([goodAppropriateness]);
