@@ -35,6 +35,7 @@ from agno.models.response import ModelResponse  # noqa: E402
 from agno.team import Team  # noqa: E402
 from agno.tools import tool  # noqa: E402
 from google.protobuf.json_format import MessageToDict  # noqa: E402
+from openinference.instrumentation import TraceConfig  # noqa: E402
 from openinference.instrumentation.agno import AgnoInstrumentor  # noqa: E402
 from openinference.instrumentation.agno._model_wrapper import _ModelWrapper  # noqa: E402
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans  # noqa: E402
@@ -642,6 +643,48 @@ def scenario_multi_step() -> Dict[str, Any]:
     return {"runs": [run_output_truth(out)]}
 
 
+_MODEL_METHODS = {"invoke": "run", "invoke_stream": "run_stream", "ainvoke": "arun", "ainvoke_stream": "arun_stream"}
+
+
+def instrument(provider: TracerProvider, config: Optional[TraceConfig] = None) -> AgnoInstrumentor:
+    instrumentor = AgnoInstrumentor()
+    instrumentor.instrument(tracer_provider=provider, **({"config": config} if config else {}))
+    # The instrumentor wraps only Model subclasses it finds inside the agno.models package;
+    # apply its own wrapper to the scripted model the same way.
+    model_wrapper = _ModelWrapper(tracer=instrumentor._tracer)
+    for method, wrapper in _MODEL_METHODS.items():
+        wrap_function_wrapper(ScriptedModel, method, getattr(model_wrapper, wrapper))
+    return instrumentor
+
+
+def uninstrument(instrumentor: AgnoInstrumentor) -> None:
+    instrumentor.uninstrument()
+    for method in _MODEL_METHODS:
+        setattr(ScriptedModel, method, getattr(ScriptedModel, method).__wrapped__)
+
+
+def scenario_masked() -> Dict[str, Any]:
+    """ok, errored and limit-refused calls under OPENINFERENCE_HIDE_INPUTS/OUTPUTS."""
+    agent = Agent(
+        id="billing-agent",
+        name="Billing Agent",
+        model=script(
+            "m-masked",
+            [
+                _calls(("get_weather", {"city": "Paris"})),
+                _calls(("fetch_invoice", {"invoice_id": "INV-7"})),
+                _calls(("book_flight", {"flight": "AF1", "passengers": 1})),
+                _text("Done."),
+            ],
+        ),
+        tools=[get_weather, fetch_invoice, book_flight],
+        tool_call_limit=2,
+        telemetry=False,
+    )
+    out = agent.run("Weather in Paris, invoice INV-7, weather in Rome")
+    return {"runs": [run_output_truth(out)], "trace_config": {"hide_inputs": True, "hide_outputs": True}}
+
+
 def main() -> None:
     out_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "fixtures" / "agno"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -649,15 +692,7 @@ def main() -> None:
     exporter = InMemorySpanExporter()
     provider = TracerProvider(resource=Resource.create({"service.name": "agno-fixtures"}))
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    instrumentor = AgnoInstrumentor()
-    instrumentor.instrument(tracer_provider=provider)
-    # The instrumentor wraps only Model subclasses it finds inside the agno.models package;
-    # apply its own wrapper to the scripted model the same way.
-    model_wrapper = _ModelWrapper(tracer=instrumentor._tracer)
-    wrap_function_wrapper(ScriptedModel, "invoke", model_wrapper.run)
-    wrap_function_wrapper(ScriptedModel, "invoke_stream", model_wrapper.run_stream)
-    wrap_function_wrapper(ScriptedModel, "ainvoke", model_wrapper.arun)
-    wrap_function_wrapper(ScriptedModel, "ainvoke_stream", model_wrapper.arun_stream)
+    instrumentor = instrument(provider)
 
     versions = {}
     from importlib.metadata import version
@@ -734,6 +769,12 @@ def main() -> None:
     write("unknown_tool", isolated(scenario_unknown_tool))
     write("invalid_args", isolated(scenario_invalid_args))
     write("multi_step_stream", isolated(scenario_multi_step_stream))
+
+    # Same instrumentor with inputs and outputs hidden (TraceConfig, as the
+    # OPENINFERENCE_HIDE_INPUTS / OPENINFERENCE_HIDE_OUTPUTS environment variables set it).
+    uninstrument(instrumentor)
+    instrumentor = instrument(provider, TraceConfig(hide_inputs=True, hide_outputs=True))
+    write("masked", isolated(scenario_masked))
 
     leftover = {k: len(v) for k, v in SCRIPTS.items() if v}
     if leftover:
