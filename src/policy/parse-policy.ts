@@ -157,16 +157,17 @@ export function issuesToProblems(
       continue;
     }
     if (issue.code === 'invalid_union' && issue.errors.length > 0) {
-      // Report the branch that got furthest (deepest path): usually what the author meant.
-      const branches = issue.errors.filter((b) => b.length > 0);
-      const best = branches.reduce(
-        (a, b) =>
-          Math.max(...b.map((x) => x.path.length)) > Math.max(...a.map((x) => x.path.length)) ? b : a,
-        branches[0] ?? [],
+      // A branch whose type fits the input (no type mismatch at its root) is what the author
+      // meant; report its issues rather than "no branch matched".
+      const fitting = issue.errors.filter(
+        (branch) =>
+          branch.length > 0 &&
+          !branch.some(
+            (x) => x.path.length === 0 && (x.code === 'invalid_type' || x.code === 'invalid_value'),
+          ),
       );
-      const deep = best.some((x) => x.path.length > 0);
-      if (deep) {
-        out.push(...issuesToProblems(best, path));
+      if (fitting.length === 1) {
+        out.push(...issuesToProblems(fitting[0]!, path));
         continue;
       }
     }

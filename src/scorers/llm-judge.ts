@@ -71,10 +71,13 @@ const num = z.union([z.number(), z.instanceof(PyFloat).transform((v) => v.value)
 export const llmJudgeConfigSchema = z.strictObject({
   kind: z.literal('llm_judge'),
   name: z.string().min(1).optional(),
-  prompt: z.union([
-    z.enum(['tool_appropriateness', 'trajectory_grounding']),
-    z.strictObject({ system: z.string().optional(), template: z.string().min(1) }),
-  ]),
+  prompt: z.union(
+    [
+      z.enum(['tool_appropriateness', 'trajectory_grounding']),
+      z.strictObject({ system: z.string().optional(), template: z.string().min(1) }),
+    ],
+    { error: 'expected tool_appropriateness, trajectory_grounding or { system?, template }' },
+  ),
   answer_facts: z.array(z.string().min(1)).min(1).optional(),
   tools: z.array(toolSchema).min(1).optional(),
   judge: z.string().min(1).optional(),

@@ -146,6 +146,22 @@ gates:
     ).toEqual(['rules[0].scorers[0]: Either expectedTool or expectedToolOrder must be provided']);
   });
 
+  it('explains llm_judge prompts: a wrong name, and the issues of a custom prompt', () => {
+    const judge = (prompt: unknown) => ({
+      version: 1,
+      rules: [{ name: 'r', scorers: [{ kind: 'llm_judge', prompt }] }],
+    });
+    expect(problemsOf(() => parsePolicy(judge('nope')))).toEqual([
+      'rules[0].scorers[0].prompt: expected tool_appropriateness, trajectory_grounding or { system?, template }',
+    ]);
+    expect(problemsOf(() => parsePolicy(judge({ template: 'x', user: 'y' })))).toEqual([
+      'rules[0].scorers[0].prompt.user: unknown key',
+    ]);
+    expect(problemsOf(() => parsePolicy(judge({ system: 's' })))).toEqual([
+      'rules[0].scorers[0].prompt.template: required (expected string)',
+    ]);
+  });
+
   it('reports attribute keys with dots in brackets', () => {
     expect(
       problemsOf(() =>
