@@ -6,8 +6,11 @@
 import { createToolCallAccuracyScorerCode } from '@mastra/evals/scorers/prebuilt';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { spansFromOtlpJson } from '../../src/conventions/from-otlp-json.js';
+import { reconstructTraces } from '../../src/reconstruction/reconstruct-trace.js';
 import { toolOrder } from '../../src/scorers/tool-order.js';
 import type { AgentRun, ToolExecution, ToolStatus } from '../../src/types.js';
+import { TraceBuilder } from '../helpers/trace-builder.js';
 
 interface CallSpec {
   name: string;
@@ -165,6 +168,46 @@ describe('tool_order (mastra) against @mastra/evals 1.10.2', () => {
     expect(compared).toBe(4000);
     // The generator really produced runs with calls (not only empty ones).
     expect(scoredOne).toBeGreaterThan(3000);
+  }, 120_000);
+
+  it('agrees end to end: OTLP trace → reconstruction → toolOrder vs Mastra on the same calls (400 runs)', async () => {
+    const traceCallArb = fc.record({
+      name: fc.constantFrom('a', 'b', 'c', 'd'),
+      // `refused` here is a request the model made that never ran (Mastra state `call`).
+      status: fc.constantFrom<ToolStatus>('ok', 'error', 'refused'),
+    });
+    let withCalls = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(traceCallArb, { maxLength: 6 }), optionArb, async (specs, options) => {
+        const t = new TraceBuilder();
+        const agent = t.agent('agent');
+        specs.forEach((c, i) => {
+          agent.llm({ toolCalls: [{ name: c.name, id: `call-${i}`, args: { i } }] });
+          if (c.status !== 'refused') agent.tool(c.name, { id: `call-${i}`, args: { i }, status: c.status });
+        });
+        agent.llm();
+        const run = reconstructTraces(spansFromOtlpJson(t.toOtlp()))[0]!.runs[0]!;
+        expect(run.calls.map((c) => [c.name, c.status])).toEqual(specs.map((c) => [c.name, c.status]));
+        if (specs.length > 0) withCalls++;
+        const calls: CallSpec[] = specs.map((c, i) => ({ ...c, callId: `call-${i}` }));
+        let ours: ReturnType<ReturnType<typeof toolOrder>['score']>;
+        try {
+          ours = toolOrder(options).score(run);
+        } catch {
+          expect(() => createToolCallAccuracyScorerCode(mastraOptions(options) as never)).toThrow();
+          return;
+        }
+        const theirs = await createToolCallAccuracyScorerCode(mastraOptions(options) as never).run(
+          mastraRun(calls) as never,
+        );
+        expect(ours.score).toBe(theirs.score);
+        expect(ours.detail.actualTools).toEqual(theirs.preprocessStepResult!.actualTools);
+        expect(ours.detail.correctOrderCalled).toEqual(theirs.preprocessStepResult!.correctOrderCalled);
+        expect(ours.detail.correctToolCalled).toEqual(theirs.preprocessStepResult!.correctToolCalled);
+      }),
+      { seed: 4242, numRuns: 400 },
+    );
+    expect(withCalls).toBeGreaterThan(300);
   }, 120_000);
 
   it('agrees on the cases where the two order semantics famously diverge', async () => {
