@@ -283,6 +283,7 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
   const w = options.weights;
   const raw: Record<string, unknown> = {
     kind: TRAJECTORY_KIND,
+    name: options.name,
     expected_tools: options.expectedTools,
     forbidden_tools: options.forbiddenTools,
     max_calls: options.maxCalls,
@@ -300,6 +301,7 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
     intent: options.intent,
     order: options.order,
     max_repeats: options.maxRepeats,
+    sampling: options.sampling,
   };
   for (const key of Object.keys(raw)) if (raw[key] === undefined) delete raw[key];
   const weightsRaw = raw.weights as Record<string, unknown> | undefined;

@@ -298,6 +298,17 @@ describe('tool_order: config', () => {
     expect(fromConfig.digest).toBe(configDigest(fromConfig.config));
     expect(fromConfig.name).toBe('tool_order');
     expect(fromConfig.async).toBe(false);
+    expect(fromConfig.sampling).toBeUndefined();
+    const named = toolOrderFromConfig(
+      toolOrderConfigSchema.parse({
+        kind: 'tool_order',
+        name: 'order',
+        expected_tool: 'a',
+        sampling: { ratio: 0.25 },
+      }),
+    );
+    expect([named.name, named.sampling]).toEqual(['order', { ratio: 0.25 }]);
+    expect(named.digest).toBe(toolOrder({ expectedTool: 'a' }).digest);
     expect(toolOrder({ expectedTool: 'a', orderSemantics: 'subsequence' }).digest).not.toBe(
       toolOrder({ expectedTool: 'a' }).digest,
     );

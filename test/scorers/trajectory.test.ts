@@ -610,6 +610,26 @@ describe('trajectory: config schema', () => {
     expect(problems({})).toEqual([]);
   });
 
+  it('name and sampling reach the scorer', () => {
+    const scorer = trajectoryFromConfig(
+      trajectoryConfigSchema.parse({
+        kind: 'trajectory',
+        name: 'refund_path',
+        expected_tools: ['a'],
+        sampling: { ratio: 0.5 },
+      }),
+    );
+    expect([scorer.name, scorer.kind, scorer.sampling, scorer.async]).toEqual([
+      'refund_path',
+      'trajectory',
+      { ratio: 0.5 },
+      false,
+    ]);
+    expect(scorer.score(runOf([{ name: 'a' }])).scorer).toBe('refund_path');
+    expect(trajectory({ name: 'x' }).name).toBe('x');
+    expect(trajectory({}).sampling).toBeUndefined();
+  });
+
   it('custom weights and threshold', () => {
     const r = trajectory({
       expectedTools: ['a'],
