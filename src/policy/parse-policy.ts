@@ -170,6 +170,10 @@ export function issuesToProblems(
         out.push(...issuesToProblems(fitting[0]!, path));
         continue;
       }
+      if (issue.message === 'Invalid input') {
+        out.push({ path: formatPath(path), message: `expected ${unionExpectations(issue.errors)}` });
+        continue;
+      }
     }
     let message = issue.message.replace(/^Invalid (input|option): /, '');
     if (issue.code === 'invalid_type' && message.endsWith(', received undefined')) {
@@ -178,6 +182,19 @@ export function issuesToProblems(
     out.push({ path: formatPath(path), message });
   }
   return out;
+}
+
+/** `string or array` from the root issues of each union branch. */
+function unionExpectations(branches: readonly (readonly z.core.$ZodIssue[])[]): string {
+  const wanted: string[] = [];
+  for (const branch of branches) {
+    for (const x of branch) {
+      if (x.path.length > 0) continue;
+      if (x.code === 'invalid_type') wanted.push(String(x.expected));
+      else if (x.code === 'invalid_value') wanted.push(x.values.map((v) => JSON.stringify(v)).join(' or '));
+    }
+  }
+  return [...new Set(wanted)].join(' or ') || 'a different value';
 }
 
 function sortProblems(problems: PolicyProblem[]): PolicyProblem[] {

@@ -162,6 +162,17 @@ gates:
     ]);
   });
 
+  it('names the accepted types when no branch of a union fits', () => {
+    expect(
+      problemsOf(() =>
+        parsePolicy({
+          version: 1,
+          rules: [{ name: 'r', scorers: [{ kind: 'tool_calls', expected_tools: 3 }] }],
+        }),
+      ),
+    ).toEqual(['rules[0].scorers[0].expected_tools: expected string or array']);
+  });
+
   it('reports attribute keys with dots in brackets', () => {
     expect(
       problemsOf(() =>
