@@ -401,7 +401,7 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
       budgetPass = false;
       errors.push({
         code: 'call_budget_exceeded',
-        message: `${plural(calls.length, 'call')} exceed max_calls ${cfg.max_calls}`,
+        message: `${plural(calls.length, 'call')}, more than max_calls ${cfg.max_calls}`,
       });
     }
     // Loop detection: identical name and arguments more than max_repeats times.

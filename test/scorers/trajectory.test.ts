@@ -167,7 +167,7 @@ describe('trajectory: seed 003 refund example (interfaces.md `refunds` rule)', (
       arg_accuracy: 1,
       order_pass: true,
       call_budget_pass: false,
-      errors: [{ code: 'call_budget_exceeded', message: '4 calls exceed max_calls 3' }],
+      errors: [{ code: 'call_budget_exceeded', message: '4 calls, more than max_calls 3' }],
       calls: 4,
       precision: 0.5,
       recall: 1,
