@@ -511,12 +511,7 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
       passed,
       score,
       label: passed ? 'pass' : 'fail',
-      reason:
-        errors.length > 0
-          ? errors.map((e) => e.message).join('; ')
-          : passed
-            ? null
-            : `score ${score} < ${passThreshold}`,
+      reason: errors.length > 0 ? reasonOf(errors) : passed ? null : `score ${score} < ${passThreshold}`,
       digest,
       detail: {
         score,
@@ -609,6 +604,15 @@ function countNames(names: readonly string[]): Map<string, number> {
 function argsKey(call: ToolExecution): string {
   if (call.args !== undefined) return canonicalArgs(call.args);
   return call.argsRaw !== undefined ? 'raw:' + call.argsRaw : 'none';
+}
+
+const REASON_ERRORS = 10;
+
+/** The first errors' messages; `detail.errors` keeps them all. */
+function reasonOf(errors: readonly TrajectoryError[]): string {
+  const shown = errors.slice(0, REASON_ERRORS).map((e) => e.message);
+  if (errors.length > REASON_ERRORS) shown.push(`… (${errors.length - REASON_ERRORS} more errors)`);
+  return shown.join('; ');
 }
 
 const LIST_PREVIEW = 20;

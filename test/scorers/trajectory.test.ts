@@ -353,6 +353,17 @@ describe('trajectory: order modes, repeats, precision and recall', () => {
     ]);
   });
 
+  it('the reason lists the first ten errors; detail keeps every one', () => {
+    const steps: Step[] = Array.from({ length: 36 }, (_, i) => ({
+      name: `t${i % 12}`,
+      args: { same: true },
+    }));
+    const r = trajectory({ maxRepeats: 2 }).score(runOf(steps));
+    expect((r.detail.errors as unknown[]).length).toBe(12);
+    expect(r.reason!.split('; ')).toHaveLength(11);
+    expect(r.reason!.endsWith('; … (2 more errors)')).toBe(true);
+  });
+
   it('precision and recall are multiset overlaps', () => {
     const r = trajectory({ expectedTools: ['a', 'a', 'a', 'd'] }).score(run());
     // overlap = min(2,3) for a = 2; precision 2/4, recall 2/4.
