@@ -17,11 +17,13 @@ const repoRoot = resolve(here, '../..');
 const fixturesRoot = join(repoRoot, 'test/fixtures');
 
 const requested = process.argv.slice(2) as Framework[];
-// AI SDK 7 needs its own install (npm ci --prefix test/interop/next); skipped by default without it.
+// AI SDK 7 and Mastra 1 need their own install (npm ci --prefix test/interop/next); skipped without it.
 const frameworks =
   requested.length > 0
     ? requested
-    : (Object.keys(SCENARIOS) as Framework[]).filter((f) => f !== 'ai-sdk-v7' || NEXT_INSTALLED);
+    : (Object.keys(SCENARIOS) as Framework[]).filter(
+        (f) => NEXT_INSTALLED || (f !== 'ai-sdk-v7' && f !== 'mastra-v1'),
+      );
 
 for (const framework of frameworks) {
   const dir = join(fixturesRoot, framework);

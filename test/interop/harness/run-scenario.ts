@@ -42,8 +42,17 @@ export const SCENARIOS: Record<Framework, readonly ScenarioName[]> = {
     'unknown_tool',
     'invalid_input',
   ],
-  // AI SDK 7 lives in test/interop/next (its own install); see NEXT_INSTALLED.
+  // AI SDK 7 and Mastra 1 live in test/interop/next (their own install); see NEXT_INSTALLED.
   'ai-sdk-v7': [
+    'multi_step',
+    'tool_error',
+    'parallel_calls',
+    'subagent_as_tool',
+    'stream_multi_step',
+    'unknown_tool',
+    'invalid_input',
+  ],
+  'mastra-v1': [
     'multi_step',
     'tool_error',
     'parallel_calls',
@@ -56,7 +65,7 @@ export const SCENARIOS: Record<Framework, readonly ScenarioName[]> = {
 
 /** True when test/interop/next has been installed (`npm ci --prefix test/interop/next`). */
 export const NEXT_INSTALLED = existsSync(
-  join(dirname(fileURLToPath(import.meta.url)), '../next/node_modules/@ai-sdk/otel/package.json'),
+  join(dirname(fileURLToPath(import.meta.url)), '../next/node_modules/@mastra/otel-exporter/package.json'),
 );
 
 /**
@@ -82,5 +91,7 @@ export async function runScenario(
       return (await import('./langchain.js')).runLangChainScenario(scenario, options);
     case 'ai-sdk-v7':
       return (await import('../next/ai-sdk-v7.js')).runAiSdkV7Scenario(scenario, options);
+    case 'mastra-v1':
+      return (await import('../next/mastra-v1.js')).runMastraV1Scenario(scenario, options);
   }
 }
