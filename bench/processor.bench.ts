@@ -1,0 +1,432 @@
+/**
+ * The cost of toolwatch on an application's tracing pipeline, as ratios against the same
+ * pipeline without it (BasicTracerProvider + BatchSpanProcessor + a no-op exporter), with
+ * baseline and toolwatch rounds interleaved so that machine noise hits both alike.
+ */
+import type { Context, Span, Tracer } from '@opentelemetry/api';
+import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
+import type { ExportResult } from '@opentelemetry/core';
+import type { ReadableSpan, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import { fromReadableSpan } from '../src/conventions/from-readable-span.js';
+import { verdictAttributes } from '../src/emission/attributes.js';
+import { addEvaluationEvents } from '../src/emission/events.js';
+import { evaluateRunSync } from '../src/evaluation/evaluate-run.js';
+import { definePolicy } from '../src/policy/define-policy.js';
+import {
+  ToolwatchSpanProcessor,
+  type ToolwatchSpanProcessorOptions,
+} from '../src/processor/toolwatch-span-processor.js';
+import { reconstructTrace } from '../src/reconstruction/reconstruct-trace.js';
+import { reliability } from '../src/scorers/reliability.js';
+import { toolOrder } from '../src/scorers/tool-order.js';
+import { trajectory } from '../src/scorers/trajectory.js';
+import type { MisuseEvent, Policy } from '../src/types.js';
+import type { BenchReport } from './run.js';
+
+const SPANS_PER_RUN = 31;
+const ROUNDS = 7;
+const RUNS_PER_ROUND = 1500;
+/** Yield to the event loop like a server between requests, so the batch processor can export. */
+const YIELD_EVERY_RUNS = 16;
+
+class CountingExporter implements SpanExporter {
+  count = 0;
+  export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
+    this.count += spans.length;
+    done({ code: 0 });
+  }
+  async shutdown(): Promise<void> {}
+  async forceFlush(): Promise<void> {}
+}
+
+const TOOLS = [
+  'get_order_detail',
+  'check_refund_policy',
+  'get_customer',
+  'lookup_shipment',
+  'get_order_detail',
+  'notify',
+];
+
+function benchPolicy(): Policy {
+  return definePolicy({
+    rules: [
+      {
+        name: 'refunds',
+        match: { agent: 'refund-*' },
+        scorers: [
+          trajectory({
+            expectedTools: ['get_order_detail', 'check_refund_policy'],
+            forbiddenTools: ['submit_refund'],
+            maxCalls: 10,
+            argConstraints: { get_order_detail: { order_id: { equals: 'A1024' } } },
+            expectedOrder: [['get_order_detail', 'check_refund_policy']],
+          }),
+          toolOrder({ expectedToolOrder: ['get_order_detail', 'check_refund_policy'] }),
+          reliability({
+            expectedToolCalls: ['get_order_detail', 'check_refund_policy'],
+            allowAdditionalToolCalls: true,
+          }),
+        ],
+      },
+    ],
+  });
+}
+
+function under(parent: Span): Context {
+  return trace.setSpan(ROOT_CONTEXT, parent);
+}
+
+let callId = 0;
+
+/** One agent run: 1 agent span, 4 LLM spans, 6 tool spans with JSON args, 20 HTTP/DB spans. */
+function agentRun(tracer: Tracer, endRoot = true): void {
+  const agent = tracer.startSpan('invoke_agent refund-agent', {
+    attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'refund-agent' },
+  });
+  let tool = 0;
+  for (let turn = 0; turn < 4; turn++) {
+    const llm = tracer.startSpan(
+      'chat mock-model',
+      { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'mock-model' } },
+      under(agent),
+    );
+    for (let h = 0; h < 2; h++) {
+      tracer
+        .startSpan(
+          'POST /v1/chat/completions',
+          { kind: 2, attributes: { 'http.request.method': 'POST' } },
+          under(llm),
+        )
+        .end();
+    }
+    llm.end();
+    const toolsThisTurn = turn === 3 ? 0 : 2;
+    for (let t = 0; t < toolsThisTurn; t++, tool++) {
+      const name = TOOLS[tool]!;
+      const span = tracer.startSpan(
+        `execute_tool ${name}`,
+        {
+          attributes: {
+            'gen_ai.operation.name': 'execute_tool',
+            'gen_ai.tool.name': name,
+            'gen_ai.tool.call.id': `call_${++callId}`,
+            'gen_ai.tool.call.arguments': JSON.stringify({
+              order_id: 'A1024',
+              include_history: true,
+              n: tool,
+            }),
+          },
+        },
+        under(agent),
+      );
+      for (let d = 0; d < 2; d++) {
+        tracer
+          .startSpan(
+            'SELECT orders',
+            { kind: 2, attributes: { 'db.system.name': 'postgresql' } },
+            under(span),
+          )
+          .end();
+      }
+      span.setAttribute('gen_ai.tool.call.result', '{"status":"delivered"}');
+      span.end();
+    }
+  }
+  if (endRoot) agent.end();
+}
+
+/** A request of ordinary spans only: an HTTP server root and 30 HTTP/DB children. */
+function ordinaryRequest(tracer: Tracer): void {
+  const root = tracer.startSpan('GET /orders/:id', { kind: 1, attributes: { 'http.request.method': 'GET' } });
+  for (let i = 0; i < 10; i++) {
+    const call = tracer.startSpan(
+      'GET /inventory',
+      { kind: 2, attributes: { 'http.request.method': 'GET' } },
+      under(root),
+    );
+    tracer
+      .startSpan('SELECT stock', { kind: 2, attributes: { 'db.system.name': 'postgresql' } }, under(call))
+      .end();
+    tracer.startSpan('redis GET', { kind: 2, attributes: { 'db.system.name': 'redis' } }, under(call)).end();
+    call.end();
+  }
+  root.end();
+}
+
+interface Pipeline {
+  tracer: Tracer;
+  provider: BasicTracerProvider;
+  exporter: CountingExporter;
+  processor?: ToolwatchSpanProcessor;
+}
+
+function pipeline(withToolwatch: boolean, options: Partial<ToolwatchSpanProcessorOptions> = {}): Pipeline {
+  const exporter = new CountingExporter();
+  const spanProcessors: SpanProcessor[] = [new BatchSpanProcessor(exporter)];
+  let processor: ToolwatchSpanProcessor | undefined;
+  if (withToolwatch) {
+    processor = new ToolwatchSpanProcessor({ policy: benchPolicy(), ...options });
+    spanProcessors.unshift(processor);
+  }
+  const provider = new BasicTracerProvider({ spanProcessors });
+  return { tracer: provider.getTracer('bench'), provider, exporter, processor };
+}
+
+const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+async function round(
+  withToolwatch: boolean,
+  work: (tracer: Tracer) => void,
+  runs: number,
+  options: Partial<ToolwatchSpanProcessorOptions> = {},
+): Promise<number> {
+  const p = pipeline(withToolwatch, options);
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < runs; i++) {
+    work(p.tracer);
+    if (i % YIELD_EVERY_RUNS === YIELD_EVERY_RUNS - 1) await tick();
+  }
+  await p.provider.forceFlush();
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  await p.provider.shutdown();
+  return (runs * SPANS_PER_RUN) / seconds;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+}
+
+async function throughput(
+  label: string,
+  work: (tracer: Tracer) => void,
+  target: number | undefined,
+  options: Partial<ToolwatchSpanProcessorOptions> = {},
+) {
+  // Warm-up, discarded: JIT and the first allocation of every shape.
+  await round(false, work, 300);
+  await round(true, work, 300, options);
+  const base: number[] = [];
+  const tw: number[] = [];
+  const pairs: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    // Alternate which goes first so neither always runs on a warmer heap.
+    const first = r % 2 === 0;
+    const a = await round(!first, work, RUNS_PER_ROUND, options);
+    const b = await round(first, work, RUNS_PER_ROUND, options);
+    // first: a is the baseline (round(false)), b toolwatch; otherwise the reverse.
+    const baseline = first ? a : b;
+    const toolwatch = first ? b : a;
+    base.push(baseline);
+    tw.push(toolwatch);
+    pairs.push(toolwatch / baseline);
+  }
+  return {
+    workload: label,
+    'baseline spans/s': Math.round(median(base)),
+    'toolwatch spans/s': Math.round(median(tw)),
+    ratio: Number((median(tw) / median(base)).toFixed(3)),
+    'median pair ratio': Number(median(pairs).toFixed(3)),
+    target: target === undefined ? '' : `≥ ${target}`,
+  };
+}
+
+async function memory(
+  withToolwatch: boolean,
+  totalSpans: number,
+  options: Partial<ToolwatchSpanProcessorOptions>,
+) {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  await tick();
+  const startHeap = process.memoryUsage().heapUsed;
+  let peak = startHeap;
+  const p = pipeline(withToolwatch, options);
+  const runs = Math.ceil(totalSpans / SPANS_PER_RUN);
+  let maxHeld = 0;
+  for (let i = 0; i < runs; i++) {
+    // Every tenth root never ends.
+    agentRun(p.tracer, i % 10 !== 9);
+    if (i % YIELD_EVERY_RUNS === YIELD_EVERY_RUNS - 1) {
+      await tick();
+      if (i % 256 === 255) {
+        peak = Math.max(peak, process.memoryUsage().heapUsed);
+        maxHeld = Math.max(maxHeld, p.processor?.['_traces'].size ?? 0);
+      }
+    }
+  }
+  await p.provider.forceFlush();
+  peak = Math.max(peak, process.memoryUsage().heapUsed);
+  const held = p.processor?.['_traces'].size ?? 0;
+  await p.provider.shutdown();
+  return { growthMb: (peak - startHeap) / 2 ** 20, held, maxHeld, exported: p.exporter.count };
+}
+
+async function misuseLatency(samples: number) {
+  const startLatencies: number[] = [];
+  const endLatencies: number[] = [];
+  let pending: { t0: bigint; into: number[] } | undefined;
+  const onMisuse = (event: MisuseEvent) => {
+    const t1 = process.hrtime.bigint();
+    if (pending && (event.kind === 'forbidden' || event.kind === 'repeated_call')) {
+      pending.into.push(Number(t1 - pending.t0) / 1000);
+      pending = undefined;
+    }
+  };
+  const policy = definePolicy({
+    rules: [
+      {
+        name: 'refunds',
+        scorers: [
+          trajectory({
+            expectedTools: ['get_order_detail'],
+            forbiddenTools: ['submit_refund'],
+            maxRepeats: 1,
+          }),
+        ],
+      },
+    ],
+  });
+  const exporter = new CountingExporter();
+  const processor = new ToolwatchSpanProcessor({ policy, onMisuse });
+  const provider = new BasicTracerProvider({ spanProcessors: [processor, new BatchSpanProcessor(exporter)] });
+  const tracer = provider.getTracer('bench');
+  const toolAttributes = (name: string) => ({
+    'gen_ai.operation.name': 'execute_tool',
+    'gen_ai.tool.name': name,
+    'gen_ai.tool.call.arguments': '{"order_id":"A1024"}',
+  });
+  for (let i = 0; i < samples; i++) {
+    const agent = tracer.startSpan('invoke_agent refund-agent', {
+      attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'refund-agent' },
+    });
+    tracer
+      .startSpan(
+        'execute_tool get_order_detail',
+        { attributes: toolAttributes('get_order_detail') },
+        under(agent),
+      )
+      .end();
+    // Forbidden: known when the span starts.
+    pending = { t0: process.hrtime.bigint(), into: startLatencies };
+    tracer
+      .startSpan('execute_tool submit_refund', { attributes: toolAttributes('submit_refund') }, under(agent))
+      .end();
+    // Repeated: the same call a second time, known when it ends.
+    const repeat = tracer.startSpan(
+      'execute_tool get_order_detail',
+      { attributes: toolAttributes('get_order_detail') },
+      under(agent),
+    );
+    pending = { t0: process.hrtime.bigint(), into: endLatencies };
+    repeat.end();
+    pending = undefined;
+    agent.end();
+    if (i % YIELD_EVERY_RUNS === YIELD_EVERY_RUNS - 1) await tick();
+  }
+  await provider.shutdown();
+  return { startLatencies, endLatencies };
+}
+
+/** Where an agent run's evaluation time goes, each step timed alone on the same run. */
+function breakdown() {
+  const exporter = new InMemorySpanExporter();
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  agentRun(provider.getTracer('bench'));
+  // What the processor keeps: agent, LLM and tool spans (leaf HTTP/DB spans are not kept).
+  const kept = exporter
+    .getFinishedSpans()
+    .filter((s) => !s.name.startsWith('SELECT') && !s.name.startsWith('POST'));
+  const likes = kept.map(fromReadableSpan);
+  const policy = benchPolicy();
+  const rule = policy.rules[0]!;
+  const runOf = () => reconstructTrace(likes).runs[0]!;
+  const agentRunModel = runOf();
+  const evaluation = evaluateRunSync(agentRunModel, rule, policy);
+  const sink = { addEvent: (_name: string) => undefined, setAttributes: (_attributes: unknown) => undefined };
+  const time = (fn: () => unknown, n = 3000) => {
+    for (let i = 0; i < 300; i++) fn();
+    const started = process.hrtime.bigint();
+    for (let i = 0; i < n; i++) fn();
+    return Number((Number(process.hrtime.bigint() - started) / n / 1000).toFixed(1));
+  };
+  return {
+    convert: time(() => kept.map(fromReadableSpan)),
+    reconstruct: time(runOf),
+    evaluate: time(() => evaluateRunSync(agentRunModel, rule, policy)),
+    emit: time(() => {
+      sink.setAttributes(verdictAttributes(evaluation.verdict));
+      addEvaluationEvents(sink, evaluation.verdict.results, policy.redact);
+    }),
+  };
+}
+
+export async function run(): Promise<BenchReport> {
+  const agent = await throughput('agent runs (31 spans, 3 scorers)', (t) => agentRun(t), 0.9);
+  const tracking = await throughput('agent runs, tracking only (no rule)', (t) => agentRun(t), undefined, {
+    // A policy object with no rule: what tracking agent traces costs by itself.
+    policy: { ...benchPolicy(), rules: [] },
+  });
+  const ordinary = await throughput('ordinary spans only', ordinaryRequest, 0.97);
+  const parts = breakdown();
+
+  const bound = { maxTraces: 1000, maxSpansPerTrace: 256, traceTtlMs: 2000 };
+  const memBase = await memory(false, 1_000_000, {});
+  const memTw = await memory(true, 1_000_000, bound);
+
+  const misuse = await misuseLatency(2000);
+  const rows: BenchReport['rows'] = [
+    agent,
+    tracking,
+    ordinary,
+    {
+      workload: 'per agent run, in isolation (µs)',
+      'span conversion': parts.convert,
+      reconstructTrace: parts.reconstruct,
+      'evaluateRunSync (3 scorers)': parts.evaluate,
+      'emission (attrs + 3 events)': parts.emit,
+    },
+    {
+      workload: '1,000,000 spans, 10% of roots never end',
+      'baseline peak heap growth MB': Number(memBase.growthMb.toFixed(1)),
+      'toolwatch peak heap growth MB': Number(memTw.growthMb.toFixed(1)),
+      'traces held (max seen / at end)': `${memTw.maxHeld} / ${memTw.held}`,
+      bound: `maxTraces ${bound.maxTraces}, maxSpansPerTrace ${bound.maxSpansPerTrace}, traceTtlMs ${bound.traceTtlMs}`,
+      'spans exported (baseline / toolwatch)': `${memBase.exported} / ${memTw.exported}`,
+    },
+    {
+      workload: 'misuse latency, forbidden tool (span start → onMisuse)',
+      'median µs': Number(median(misuse.startLatencies).toFixed(1)),
+      'p99 µs': Number(percentile(misuse.startLatencies, 0.99).toFixed(1)),
+      samples: misuse.startLatencies.length,
+    },
+    {
+      workload: 'misuse latency, repeated call (span end → onMisuse)',
+      'median µs': Number(median(misuse.endLatencies).toFixed(1)),
+      'p99 µs': Number(percentile(misuse.endLatencies, 0.99).toFixed(1)),
+      samples: misuse.endLatencies.length,
+    },
+  ];
+  return {
+    name: 'processor',
+    rows,
+    notes: [
+      `Throughput: ${ROUNDS} interleaved rounds of ${RUNS_PER_ROUND} runs per mode (${RUNS_PER_ROUND * SPANS_PER_RUN} spans), each a fresh BasicTracerProvider + BatchSpanProcessor + counting no-op exporter, medians reported; the loop yields every ${YIELD_EVERY_RUNS} runs.`,
+      'Scorers: trajectory (with live limits), tool_order, reliability. Every agent run is reconstructed and judged in onEnding.',
+      'Memory: heapUsed sampled every 256 runs; growth is peak minus the heap at start (after gc when run with --expose-gc). The stuck traces are evicted by TTL or by maxTraces.',
+    ],
+  };
+}
