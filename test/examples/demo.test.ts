@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { runExample } from './run-example.js';
+
+describe('npm run demo', () => {
+  it('judges three scripted refund runs live and raises the forbidden write as it happens', async () => {
+    const { code, output } = await runExample('examples/demo.ts');
+    expect(code, output).toBe(0);
+
+    const verdicts = [...output.matchAll(/\[verdict\] (PASS|FAIL)\s+agent=(\S+) rule=(\S+)/g)];
+    expect(verdicts.map((m) => [m[1], m[2], m[3]])).toEqual([
+      ['PASS', 'refund-agent', 'refunds'],
+      ['FAIL', 'refund-agent', 'refunds'],
+      ['FAIL', 'refund-agent', 'refunds'],
+    ]);
+
+    // The misuse alert is printed while the third run is still going: before its answer and verdict.
+    const forbidden = output.indexOf('=== forbidden write ===');
+    const misuse = output.indexOf(
+      '[misuse]  LIVE forbidden tool "submit_refund" in refund-agent (rule refunds)',
+    );
+    const answer = output.indexOf('agent answered: I have submitted your refund.');
+    expect(misuse).toBeGreaterThan(forbidden);
+    expect(misuse).toBeLessThan(answer);
+    expect(output.match(/\[misuse\]/g)).toHaveLength(1);
+
+    // The hallucinated order id fails on its argument checks, not on tool selection.
+    const second = output.slice(output.indexOf('=== hallucinated'), forbidden);
+    expect(second).toMatch(
+      /fail\s+reliability\s+score=0\.00\s+failed_argument_checks=\['get_order_detail'\]/,
+    );
+    expect(second).toMatch(/pass\s+tool_order\s+score=1\.00/);
+
+    // Every exported agent span carries the verdict.
+    expect(output).toContain('exported agent spans carrying a verdict: 3');
+    expect(output).toMatch(
+      /toolwatch\.evaluation\.passed=false\s+failed=\["reliability","tool_order","trajectory"\]/,
+    );
+  });
+});
