@@ -36,13 +36,18 @@ export class PyFloat {
  * would also refuse (sets, maps, functions, class instances) and
  * `ValueError`-like `Error('Circular reference detected')` for cycles.
  */
-export function pythonJsonDumps(value: unknown): string {
+export function pythonJsonDumps(value: unknown, options: PythonJsonOptions = {}): string {
   const out: string[] = [];
-  write(value, out, new Set());
+  write(value, out, new Set(), options.sortKeys ?? true);
   return out.join('');
 }
 
-function write(value: unknown, out: string[], seen: Set<object>): void {
+export interface PythonJsonOptions {
+  /** `sort_keys`. Default `true`; `false` keeps insertion order (to hand data to Python as-is). */
+  sortKeys?: boolean;
+}
+
+function write(value: unknown, out: string[], seen: Set<object>, sortKeys: boolean): void {
   if (value === null || value === undefined) {
     out.push('null');
     return;
@@ -79,7 +84,7 @@ function write(value: unknown, out: string[], seen: Set<object>): void {
     out.push('[');
     for (let i = 0; i < obj.length; i++) {
       if (i > 0) out.push(',');
-      write(obj[i], out, seen);
+      write(obj[i], out, seen, sortKeys);
     }
     out.push(']');
   } else {
@@ -88,14 +93,13 @@ function write(value: unknown, out: string[], seen: Set<object>): void {
       throw new TypeError(`Object of type ${proto?.constructor?.name ?? 'object'} is not JSON serializable`);
     }
     const record = obj as Record<string, unknown>;
-    const keys = Object.keys(record)
-      .filter((k) => record[k] !== undefined)
-      .sort(compareCodePoints);
+    const keys = Object.keys(record).filter((k) => record[k] !== undefined);
+    if (sortKeys) keys.sort(compareCodePoints);
     out.push('{');
     for (let i = 0; i < keys.length; i++) {
       if (i > 0) out.push(',');
       out.push(encodeString(keys[i]!), ':');
-      write(record[keys[i]!], out, seen);
+      write(record[keys[i]!], out, seen, sortKeys);
     }
     out.push('}');
   }

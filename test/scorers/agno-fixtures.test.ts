@@ -9,8 +9,20 @@ import { describe, expect, it } from 'vitest';
 import { spansFromOtlpJson } from '../../src/conventions/from-otlp-json.js';
 import { reconstructTraces } from '../../src/reconstruction/reconstruct-trace.js';
 import type { AgnoEvidence, AgnoExecution } from '../../src/scorers/agno-evidence.js';
-import { evaluateReliability, type ReliabilityOptions, reliability } from '../../src/scorers/reliability.js';
-import { evaluateToolCalls, type ToolCallsOptions, toolCalls } from '../../src/scorers/tool-calls.js';
+import {
+  evaluateReliability,
+  type ReliabilityOptions,
+  reliability,
+  reliabilityConfigSchema,
+  reliabilityFromConfig,
+} from '../../src/scorers/reliability.js';
+import {
+  evaluateToolCalls,
+  type ToolCallsOptions,
+  toolCalls,
+  toolCallsConfigSchema,
+  toolCallsFromConfig,
+} from '../../src/scorers/tool-calls.js';
 import type { AgentRun, ScorerResult } from '../../src/types.js';
 
 interface TruthTool {
@@ -19,9 +31,17 @@ interface TruthTool {
   tool_call_error: boolean | null;
   is_paused: boolean;
 }
+interface AgnoEvalRecord {
+  kind: 'reliability' | 'tool_calls';
+  config: Record<string, unknown>;
+  result: Record<string, unknown>;
+  digest?: string;
+}
 interface TruthRun {
   kind: 'agent' | 'team';
   name: string;
+  /** What agno's own ReliabilityEval / ToolCallScorer returned on this RunOutput. */
+  agno_evals?: AgnoEvalRecord[];
   tools: TruthTool[] | null;
   message_tool_calls: Array<{ name: string; from_history: boolean }>;
   members?: TruthRun[];
@@ -100,6 +120,9 @@ function load(name: string): { truth: TruthRun[]; runs: AgentRun[] } {
  * visible and turns red as soon as reconstruction is fixed (then move them back to `it`).
  */
 const KNOWN_DIVERGENCES: Record<string, string> = {
+  // Inherent, not a bug: agno.md §6.9.
+  'masked/Billing Agent':
+    'OPENINFERENCE_HIDE_INPUTS/OUTPUTS remove every request: the refused book_flight request is invisible, so strict mode cannot fail it',
   'paused_rejected/Files Agent':
     'in the continue_run span the rejected request (input.value message with "from_history": false, tool result with tool_call_error) is classified as history, so the rejected execution is invisible',
 };
@@ -118,6 +141,24 @@ function check(t: TruthRun, runs: AgentRun[]): void {
   const runName = t.name;
   const run = runs.find((r) => r.agent === runName);
   expect(run, `a reconstructed root run named ${runName}`).toBeDefined();
+  // agno's own results, recorded next to the trace.
+  for (const ev of t.agno_evals ?? []) {
+    if (ev.kind === 'reliability') {
+      const scorer = reliabilityFromConfig(
+        reliabilityConfigSchema.parse({ kind: 'reliability', ...ev.config }),
+      );
+      const got = scorer.score(run!) as ScorerResult;
+      expect({ config: ev.config, detail: got.detail }).toEqual({ config: ev.config, detail: ev.result });
+    } else {
+      const scorer = toolCallsFromConfig(toolCallsConfigSchema.parse({ kind: 'tool_calls', ...ev.config }));
+      const got = scorer.score(run!) as ScorerResult;
+      expect({ config: ev.config, value: got.score, passed: got.passed, reason: got.reason }).toEqual({
+        config: ev.config,
+        ...ev.result,
+      });
+      if (ev.digest) expect(scorer.digest).toBe(ev.digest);
+    }
+  }
   for (const options of reliabilityConfigs(t)) {
     const expected = evaluateReliability(truthEvidence(t, 'members'), {
       expectedToolCalls: options.expectedToolCalls ?? null,

@@ -50,6 +50,12 @@ describe('pythonJsonDumps', () => {
     expect(pythonJsonDumps([undefined])).toBe('[null]');
   });
 
+  it('keeps insertion order with sortKeys: false', () => {
+    expect(pythonJsonDumps({ b: 1, a: { d: new PyFloat(2), c: 3 } }, { sortKeys: false })).toBe(
+      '{"b":1,"a":{"d":2.0,"c":3}}',
+    );
+  });
+
   it('refuses what Python json refuses', () => {
     expect(() => pythonJsonDumps(new Set([1]))).toThrow('Object of type Set is not JSON serializable');
     const cyc: Record<string, unknown> = {};
