@@ -2,6 +2,7 @@ import type { Attributes, Context, MeterProvider, SpanContext, TracerProvider } 
 import { context, diag, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { suppressTracing } from '@opentelemetry/core';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { classifySpan } from '../conventions/classify.js';
 import { fromReadableSpan, hrTimeToMs } from '../conventions/from-readable-span.js';
 import { verdictAttributes } from '../emission/attributes.js';
 import { addEvaluationEvents, evaluationEventAttributes } from '../emission/events.js';
@@ -9,6 +10,7 @@ import { ToolwatchMetrics } from '../emission/metrics.js';
 import { completeRunAsync, evaluateRunSync, finalizeVerdict } from '../evaluation/evaluate-run.js';
 import { JudgeLimiter } from '../evaluation/judge-limiter.js';
 import { matchRules } from '../evaluation/match-rules.js';
+import { isSampled } from '../evaluation/sampling.js';
 import { reconstructTrace } from '../reconstruction/reconstruct-trace.js';
 import { errorResult } from '../scorers/scorer-result.js';
 import {
@@ -156,6 +158,8 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   private readonly _traceTtlMs: number;
   private readonly _judgeTimeoutMs: number;
   private readonly _allRulesRootOnly: boolean;
+  /** Out-of-sample runs need no rebuild unless judges escalate on ERROR spans, which needs the whole run. */
+  private readonly _sampledOutFastPath: boolean;
   private readonly _traces = new Map<string, TraceState>();
   /** Recently evicted traces: their late spans must not start a new, partial evaluation. */
   private readonly _evicted = new Set<string>();
@@ -191,6 +195,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     this._live = new LiveMisuseMonitor(options.policy, (event) => this._reportMisuse(event));
     this._limiter = new JudgeLimiter(options.policy.judge);
     this._allRulesRootOnly = options.policy.rules.every((rule) => rule.match.rootOnly);
+    this._sampledOutFastPath = !options.policy.judge.escalateOn.includes('error_span');
     const period = Math.max(10, Math.min(this._traceTtlMs / 2, 30_000));
     this._sweeper = setInterval(() => this._sweep(), period);
     // The processor must never keep the process alive.
@@ -450,6 +455,9 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     const spanId = span.spanContext().spanId;
     state.evaluated.add(spanId);
     if (!this._mayMatch(state, span)) return undefined;
+    if (this._sampledOutFastPath && !isSampled(state.traceId, this._policy.sampling.ratio)) {
+      return this._evaluateSampledOut(state, span, emission);
+    }
     const run = this._reconstructRun(state, span);
     if (run === undefined) return undefined;
     const rules = matchRules(run, this._policy);
@@ -466,15 +474,50 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   /** Skips reconstruction for runs no rule can match: nested runs when every rule is root_only. */
   private _mayMatch(state: TraceState, span: ReadableSpan): boolean {
     if (this._policy.rules.length === 0) return false;
-    if (!this._allRulesRootOnly) return true;
-    let parentId = parentIdOf(span);
-    while (parentId !== undefined) {
-      const ancestor = state.spans.get(parentId);
-      if (ancestor === undefined) return true;
-      if (ancestor.role === SpanRole.AGENT) return false;
-      parentId = ancestor.parentId;
+    return !this._allRulesRootOnly || !hasAgentAncestor(state, parentIdOf(span));
+  }
+
+  /**
+   * A run out of the policy's sample gets its record (every scorer `skipped: sampled_out`)
+   * without being rebuilt: rule matching only needs the agent span itself, so a policy
+   * sampling 10% of runs costs about 10% of one judging every run.
+   */
+  private _evaluateSampledOut(
+    state: TraceState,
+    span: ReadableSpan,
+    emission: Emission,
+  ): Decoration | undefined {
+    const stub = this._stubRun(state, span);
+    let decoration: Decoration | undefined;
+    for (const rule of matchRules(stub, this._policy)) {
+      const emitted = this._evaluateRule(stub, rule, span, emission, decoration === undefined);
+      decoration ??= emitted;
     }
-    return true;
+    return decoration;
+  }
+
+  /** The fields of a run that rule matching and skipped records read, from the agent span alone. */
+  private _stubRun(state: TraceState, span: ReadableSpan): AgentRun {
+    const context = span.spanContext();
+    const like = fromReadableSpan(span);
+    const facts = classifySpan(like).adapter?.agent(like);
+    return {
+      agent: facts?.name ?? agentNameOf(span.name, span.attributes),
+      ...(facts?.agentId !== undefined ? { agentId: facts.agentId } : {}),
+      traceId: context.traceId,
+      spanId: context.spanId,
+      implicit: false,
+      ...(hasAgentAncestor(state, parentIdOf(span)) ? { parent: {} as AgentRun } : {}),
+      children: [],
+      executions: [],
+      requests: [],
+      calls: [],
+      history: [],
+      start: like.startTime,
+      status: like.status.code,
+      attributes: { ...span.resource?.attributes, ...span.attributes },
+      hasErrorSpan: false,
+    };
   }
 
   /** Tool executions of a watched run and its members, each counted once per trace. */
@@ -667,7 +710,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       const ancestor = state.spans.get(parentId);
       if (ancestor === undefined) break;
       if (ancestor.role === SpanRole.AGENT && ancestor.open) {
-        if (ancestor.live === undefined) ancestor.live = this._watchAgent(state, ancestor, parentId);
+        if (ancestor.live === undefined) ancestor.live = this._watchAgent(state, ancestor);
         if (ancestor.live) agents.push(ancestor.live);
       }
       parentId = ancestor.parentId;
@@ -675,23 +718,15 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     return agents;
   }
 
-  private _watchAgent(state: TraceState, entry: SpanEntry, spanId: string): LiveAgent | null {
-    let nested = false;
-    let parentId = entry.parentId;
-    while (parentId !== undefined && !nested) {
-      const ancestor = state.spans.get(parentId);
-      if (ancestor === undefined) break;
-      nested = ancestor.role === SpanRole.AGENT;
-      parentId = ancestor.parentId;
-    }
-    const span = entry.span;
+  private _watchAgent(state: TraceState, entry: SpanEntry): LiveAgent | null {
+    const stub = this._stubRun(state, entry.span);
     return (
       this._live.watch({
-        agent: agentNameOf(span.name, span.attributes),
-        spanId,
+        agent: stub.agent,
+        spanId: stub.spanId,
         traceId: state.traceId,
-        attributes: { ...span.resource?.attributes, ...span.attributes },
-        nested,
+        attributes: stub.attributes,
+        nested: stub.parent !== undefined,
       }) ?? null
     );
   }
@@ -854,6 +889,16 @@ function toSpanLike(entry: SpanEntry, span: ReadableSpan, ending: boolean): Span
     if (duration !== undefined) like.endTime = entry.t0 + duration;
   }
   return like;
+}
+
+function hasAgentAncestor(state: TraceState, parentId: string | undefined): boolean {
+  while (parentId !== undefined) {
+    const ancestor = state.spans.get(parentId);
+    if (ancestor === undefined) return false;
+    if (ancestor.role === SpanRole.AGENT) return true;
+    parentId = ancestor.parentId;
+  }
+  return false;
 }
 
 function parentIdOf(span: ReadableSpan): string | undefined {

@@ -102,6 +102,31 @@ describe('ToolwatchSpanProcessor', () => {
     });
   });
 
+  describe('sampling', () => {
+    it('records out-of-sample runs as skipped without running their scorers', async () => {
+      const verdicts: Verdict[] = [];
+      const scorer = fakeScorer({ name: 's' });
+      const policy = policyOf([{ name: 'r', match: { agent: 'a*', rootOnly: true }, scorers: [scorer] }], {
+        sampling: { ratio: 0 },
+      });
+      const p = pipeline({ policy, onVerdict: (v) => verdicts.push(v) });
+      const agent = startAgent(p.tracer, 'alpha');
+      tool(p.tracer, 'lookup', agent);
+      agent.end();
+      const other = startAgent(p.tracer, 'beta');
+      other.end();
+      const spans = await p.flush();
+      expect(scorer.seen).toHaveLength(0);
+      expect(verdicts).toHaveLength(1);
+      expect(verdicts[0]).toMatchObject({ agent: 'alpha', rule: 'r', sampled: false });
+      expect(verdicts[0]!.results.map((r) => [r.label, r.reason])).toEqual([['skipped', 'sampled_out']]);
+      const exported = byName(spans, 'invoke_agent alpha');
+      expect(exported.attributes['toolwatch.keep']).toBe(false);
+      expect(evaluationEvents(exported)[0]!.attributes?.['gen_ai.evaluation.score.label']).toBe('skipped');
+      await p.provider.shutdown();
+    });
+  });
+
   describe('metrics', () => {
     it('counts evaluations and tool executions, with zero series from the policy', async () => {
       const m = createMetrics();
