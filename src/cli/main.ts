@@ -4,7 +4,10 @@ import { type CliIo, scoreCommand } from './commands/score.js';
 const USAGE = `usage: toolwatch <command> [options]
 
 commands:
-  score FILE... --policy P [--format json]   score OTLP/JSON traces against a policy`;
+  score FILE... --policy P [--format json|table] [--out PATH] [--gate] [--baseline B]
+                              score OTLP/JSON traces against a policy
+  baseline save FILE... --policy P --out B
+                              save verdicts as a baseline for --baseline`;
 
 /** Runs one CLI invocation; returns the exit code (0 ok, 2 bad usage or policy, 3 internal error). */
 async function main(argv: string[], io: CliIo): Promise<number> {
@@ -12,6 +15,15 @@ async function main(argv: string[], io: CliIo): Promise<number> {
   switch (command) {
     case 'score':
       return scoreCommand(rest, io);
+    case 'baseline': {
+      // A baseline is the verdicts of a reference run, as `score --format json` writes them.
+      const [sub, ...args] = rest;
+      if (sub !== 'save' || !args.some((a) => a === '--out' || a === '-o' || a.startsWith('--out='))) {
+        io.stderr(`toolwatch baseline: usage: toolwatch baseline save FILE... --policy P --out B\n`);
+        return 2;
+      }
+      return scoreCommand([...args, '--format', 'json'], io);
+    }
     case undefined:
     case '-h':
     case '--help':

@@ -121,4 +121,52 @@ describe('toolwatch score', () => {
     expect(unknownCommand.code).toBe(2);
     expect(unknownCommand.stderr).toContain('unknown command "frob"');
   });
+
+  it('prints a table with --format table', async () => {
+    const r = await cli([
+      'score',
+      join(dir, 'good.json'),
+      join(dir, 'bad.jsonl'),
+      '--policy',
+      join(policies, 'cli-refunds.yaml'),
+      '--format',
+      'table',
+    ]);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.split('\n');
+    expect(lines[0]).toMatch(/^trace\s+span\s+agent\s+rule\s+verdict\s+failed$/);
+    expect(lines[1]).toMatch(/^11111111 .* refund-agent\s+refunds\s+pass$/);
+    expect(lines[2]).toMatch(/^22222222 .* refund-agent\s+refunds\s+FAIL\s+reliability, tool_order$/);
+    expect(r.stdout).toContain('2 verdicts, 1 passed');
+  });
+
+  it('checks gates with --gate: exit 0 when they hold, 1 when one fails', async () => {
+    const policy = join(policies, 'cli-gates.yaml');
+    const baseline = join(dir, 'baseline.jsonl');
+    const [saved, held, failed] = await Promise.all([
+      cli(['baseline', 'save', join(dir, 'good.json'), '--policy', policy, '--out', baseline]),
+      cli(['score', join(dir, 'good.json'), '--policy', policy, '--gate']),
+      cli(['score', join(dir, 'good.json'), join(dir, 'bad.jsonl'), '--policy', policy, '--gate']),
+    ]);
+    expect(saved.code).toBe(0);
+    expect(held.code).toBe(0);
+    expect(held.stderr).toContain('gate forbidden_tool_calls: 0 (max 0) held');
+    expect(held.stderr).toContain('gate regression_vs_baseline: 1 (max_drop 0.1) held — no baseline');
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain('gate forbidden_tool_calls: 1 (max 0) FAILED');
+    expect(JSON.parse((await readFile(baseline, 'utf8')).trim()).passed).toBe(true);
+
+    const vsBaseline = await cli([
+      'score',
+      join(dir, 'good.json'),
+      join(dir, 'bad.jsonl'),
+      '--policy',
+      policy,
+      '--gate',
+      '--baseline',
+      baseline,
+    ]);
+    expect(vsBaseline.code).toBe(1);
+    expect(vsBaseline.stderr).toContain('gate regression_vs_baseline: 0.5 baseline 1 (max_drop 0.1) FAILED');
+  });
 });

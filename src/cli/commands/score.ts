@@ -1,26 +1,32 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { checkGates, type GateOutcome } from '../../evaluation/check-gates.js';
 import { evaluateTraces } from '../../evaluation/evaluate-traces.js';
 import { loadPolicy } from '../../policy/load-policy.js';
 import { PolicyError } from '../../policy/policy-error.js';
-import type { Problem } from '../../types.js';
+import type { Problem, Verdict } from '../../types.js';
 
 export interface CliIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
 }
 
-export const SCORE_USAGE = `usage: toolwatch score FILE... --policy P [--format json] [--out PATH]
+export const SCORE_USAGE = `usage: toolwatch score FILE... --policy P [--format json|table] [--out PATH] [--gate] [--baseline B]
 
   FILE        OTLP/JSON: one ExportTraceServiceRequest per file, or JSON Lines
               (one request per line, as the Collector's file exporter writes)
   --policy    the policy file (YAML or JSON)
-  --format    json (default): one verdict object per line
-  --out       write verdicts to PATH instead of stdout`;
+  --format    json (default): one verdict object per line; table: one line per verdict
+  --out       write verdicts to PATH instead of stdout
+  --gate      check the policy's gates (report on stderr); exit 1 when one fails
+  --baseline  verdicts of an earlier run (JSON Lines, as --format json writes them)
+              for the *_vs_baseline gates
 
-const LATER_FORMATS = new Set(['table', 'junit', 'markdown', 'html']);
+exit status: 0 scored (and gates held), 1 a gate failed, 2 bad usage or invalid policy`;
 
-/** `toolwatch score`: exit 0 scored, 2 bad usage or unreadable policy. */
+const LATER_FORMATS = new Set(['junit', 'markdown', 'html']);
+
+/** `toolwatch score`: exit 0 scored (gates held), 1 a gate failed, 2 bad usage or unreadable policy. */
 export async function scoreCommand(argv: string[], io: CliIo): Promise<number> {
   let parsed: ReturnType<typeof parse>;
   try {
@@ -37,7 +43,7 @@ export async function scoreCommand(argv: string[], io: CliIo): Promise<number> {
   if (!values.policy) return usage(io, '--policy is required');
   if (positionals.length === 0) return usage(io, 'no trace files given');
   const format = values.format ?? 'json';
-  if (format !== 'json') {
+  if (format !== 'json' && format !== 'table') {
     return usage(
       io,
       LATER_FORMATS.has(format)
@@ -68,13 +74,73 @@ export async function scoreCommand(argv: string[], io: CliIo): Promise<number> {
     for (const request of readRequests(text, file, io)) requests.push(request);
   }
 
+  let baseline: Verdict[] | undefined;
+  if (values.baseline) {
+    try {
+      baseline = readVerdicts(await readFile(values.baseline, 'utf8'));
+    } catch (err) {
+      io.stderr(`toolwatch score: cannot read baseline ${values.baseline}: ${(err as Error).message}\n`);
+      return 2;
+    }
+  }
+
   const problems: Problem[] = [];
   const verdicts = await evaluateTraces(requests, policy, { problems });
   for (const p of problems) io.stderr(`toolwatch score: ${p.code}: ${p.message}\n`);
-  const out = verdicts.map((v) => `${JSON.stringify(v)}\n`).join('');
+  const out = format === 'table' ? table(verdicts) : verdicts.map((v) => `${JSON.stringify(v)}\n`).join('');
   if (values.out) await writeFile(values.out, out);
   else io.stdout(out);
-  return 0;
+
+  if (!values.gate) return 0;
+  const gates = checkGates(verdicts, policy, baseline);
+  for (const g of gates) io.stderr(`${gateLine(g)}\n`);
+  if (gates.length === 0) io.stderr('toolwatch score: the policy has no gates\n');
+  return gates.every((g) => g.held) ? 0 : 1;
+}
+
+function table(verdicts: Verdict[]): string {
+  const rows = verdicts.map((v) => [
+    v.trace_id.slice(0, 8),
+    v.span_id,
+    v.agent,
+    v.rule,
+    v.passed ? 'pass' : 'FAIL',
+    v.results
+      .filter((r) => r.label === 'fail' || r.label === 'error')
+      .map((r) => (r.label === 'error' ? `${r.scorer} (error)` : r.scorer))
+      .join(', '),
+  ]);
+  const head = ['trace', 'span', 'agent', 'rule', 'verdict', 'failed'];
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
+  const passed = verdicts.filter((v) => v.passed).length;
+  return [line(head), ...rows.map(line), '', `${verdicts.length} verdicts, ${passed} passed`, ''].join('\n');
+}
+
+function gateLine(g: GateOutcome): string {
+  const [[op, limit]] = Object.entries(g.threshold) as [[string, number]];
+  const value = g.value === null ? 'n/a' : Number(g.value.toFixed(4)).toString();
+  // A missing baseline value is explained by the note.
+  const base = typeof g.baseline === 'number' ? ` baseline ${Number(g.baseline.toFixed(4))}` : '';
+  return `gate ${g.gate}: ${value}${base} (${op} ${limit}) ${g.held ? 'held' : 'FAILED'}${g.note ? ` — ${g.note}` : ''}`;
+}
+
+/** Verdict objects, one per line; anything else is an error. */
+function readVerdicts(text: string): Verdict[] {
+  const out: Verdict[] = [];
+  text.split('\n').forEach((line, i) => {
+    if (line.trim() === '') return;
+    const v = JSON.parse(line) as Verdict;
+    if (!v || typeof v !== 'object' || !Array.isArray(v.results) || typeof v.passed !== 'boolean') {
+      throw new Error(`line ${i + 1} is not a verdict`);
+    }
+    out.push(v);
+  });
+  return out;
 }
 
 function parse(argv: string[]) {
@@ -86,6 +152,8 @@ function parse(argv: string[]) {
       policy: { type: 'string', short: 'p' },
       format: { type: 'string', short: 'f' },
       out: { type: 'string', short: 'o' },
+      gate: { type: 'boolean' },
+      baseline: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { checkGates, summarizeVerdicts } from '../../src/evaluation/check-gates.js';
+import { evaluateTraces } from '../../src/evaluation/evaluate-traces.js';
+import { loadPolicy } from '../../src/policy/load-policy.js';
+import { TraceBuilder } from '../helpers/trace-builder.js';
+import { traceIdAt } from './helpers.js';
+
+const POLICY = `
+version: 1
+rules:
+  - name: refunds
+    scorers:
+      - kind: trajectory
+        expected_tools: [get_order_detail, check_refund_policy]
+        forbidden_tools: [submit_refund]
+        arg_constraints: { get_order_detail: { order_id: { equals: A1024 } } }
+        risk: high
+gates:
+  tool_selection_accuracy: { min: 0.75 }
+  argument_accuracy: { min: 0.9 }
+  forbidden_tool_calls: { max: 0 }
+  high_risk_pass_rate: { min: 0.5 }
+  avg_calls_vs_baseline: { max_ratio: 1.2 }
+  regression_vs_baseline: { max_drop: 0.25 }
+`;
+
+function trace(i: number, tools: Array<[string, string]>) {
+  const t = new TraceBuilder({ traceId: traceIdAt(i / 10) });
+  const a = t.agent('refund-agent');
+  for (const [name, orderId] of tools) a.tool(name, { args: { order_id: orderId } });
+  return t.toOtlp();
+}
+
+const good = (i: number) =>
+  trace(i, [
+    ['get_order_detail', 'A1024'],
+    ['check_refund_policy', 'A1024'],
+  ]);
+
+describe('checkGates', () => {
+  it('aggregates trajectory results into the gate metrics', async () => {
+    const policy = await loadPolicy(POLICY);
+    const verdicts = await evaluateTraces(
+      [
+        good(1),
+        good(2),
+        trace(3, [
+          ['get_order_detail', 'B7'],
+          ['check_refund_policy', 'B7'],
+        ]),
+        trace(4, [
+          ['get_order_detail', 'A1024'],
+          ['check_refund_policy', 'A1024'],
+          ['submit_refund', 'A1024'],
+        ]),
+      ],
+      policy,
+    );
+    const summary = summarizeVerdicts(verdicts, policy);
+    expect(summary).toMatchObject({
+      runs: 4,
+      passed: 2,
+      trajectoryResults: 4,
+      toolSelectionPasses: 3,
+      argAccuracySum: 3,
+      forbiddenToolCalls: 1,
+      highRiskResults: 4,
+      highRiskPasses: 2,
+      callsSum: 9,
+    });
+    const gates = checkGates(verdicts, policy);
+    expect(gates.map((g) => [g.gate, g.value, g.held, g.note ?? null])).toEqual([
+      ['tool_selection_accuracy', 0.75, true, null],
+      ['argument_accuracy', 0.75, false, null],
+      ['forbidden_tool_calls', 1, false, null],
+      ['high_risk_pass_rate', 0.5, true, null],
+      ['avg_calls_vs_baseline', 2.25, true, 'no baseline'],
+      ['regression_vs_baseline', 0.5, true, 'no baseline'],
+    ]);
+
+    const baseline = await evaluateTraces([good(5), good(6)], policy);
+    const vsBaseline = checkGates(verdicts, policy, baseline);
+    expect(vsBaseline[4]).toMatchObject({ value: 2.25, baseline: 2, held: true });
+    // Pass rate 0.5 against 1.0: a drop of 0.5 > 0.25.
+    expect(vsBaseline[5]).toMatchObject({ value: 0.5, baseline: 1, held: false });
+  });
+
+  it('holds, with a note, when there is nothing to measure', async () => {
+    const policy = await loadPolicy(POLICY);
+    const gates = checkGates([], policy);
+    expect(gates.every((g) => g.held && g.value === null)).toBe(true);
+    expect(gates[0]!.note).toBe('nothing to measure');
+  });
+});
