@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AgentRun, Scorer, ScorerResult } from '../types.js';
 import { configDigest } from '../util/digest.js';
-import { compareCodePoints, PyFloat } from '../util/python-json.js';
+import { clonePythonValue, compareCodePoints, PyFloat } from '../util/python-json.js';
 import { pythonRepr } from '../util/python-repr.js';
 import {
   type AgnoEvidence,
@@ -187,7 +187,7 @@ export function reliability(options: ReliabilityOptions = {}): Scorer {
   const rules: ReliabilityRules = {
     expectedToolCalls: options.expectedToolCalls == null ? null : [...options.expectedToolCalls],
     allowAdditionalToolCalls: options.allowAdditionalToolCalls ?? false,
-    expectedToolCallArguments: options.expectedToolCallArguments ?? null,
+    expectedToolCallArguments: clonePythonValue(options.expectedToolCallArguments ?? null),
   };
   const scope: EvidenceScope = options.scope ?? 'members';
   const name = options.name ?? 'reliability';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AgentRun, ScoreContext, Scorer, ScorerResult } from '../types.js';
 import { sha256Hex } from '../util/digest.js';
-import { compareCodePoints, pythonJsonDumps } from '../util/python-json.js';
+import { clonePythonValue, compareCodePoints, pythonJsonDumps } from '../util/python-json.js';
 import { pythonRepr } from '../util/python-repr.js';
 import {
   type AgnoEvidence,
@@ -191,7 +191,7 @@ export function toolCalls(options: ToolCallsOptions): Scorer {
     throw e;
   }
   const expectedTools = [...new Set(options.expectedTools ?? [])];
-  const args = options.arguments ?? null;
+  const args = clonePythonValue(options.arguments ?? null);
   const allowAdditional = options.allowAdditional ?? true;
   const rules: ToolCallsRules = {
     expectedTools,

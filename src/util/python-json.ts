@@ -193,3 +193,18 @@ function isLow(c: number): boolean {
 function codePointAt(s: string, i: number): number {
   return s.codePointAt(i)!;
 }
+
+/**
+ * A deep copy of a JSON-like value (plain objects, arrays, scalars; `PyFloat` kept as is),
+ * so a scorer's config cannot drift from its digest when the caller mutates its options.
+ * Values of other kinds are shared, not copied.
+ */
+export function clonePythonValue<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(clonePythonValue) as T;
+  if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = clonePythonValue(v);
+    return out as T;
+  }
+  return value;
+}

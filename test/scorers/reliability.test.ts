@@ -157,6 +157,18 @@ describe('reliability scorer: identity, config, schema', () => {
     );
   });
 
+  it('mutating the options afterwards changes neither config, digest nor verdict', () => {
+    const args: Record<string, Record<string, unknown>> = { a: { q: 1 } };
+    const expected = ['a'];
+    const s = reliability({ expectedToolCalls: expected, expectedToolCallArguments: args });
+    const digest = s.digest;
+    args.a!.q = 2;
+    expected.push('b');
+    expect(s.digest).toBe(digest);
+    expect(s.config.expected_tool_call_arguments).toEqual({ a: { q: 1 } });
+    expect((s.score(runOf({ tools: [{ name: 'a', args: { q: 1 } }] })) as ScorerResult).passed).toBe(true);
+  });
+
   it('digest ignores the result name and key order, but not semantics', () => {
     const a = reliability({ expectedToolCalls: ['a'], expectedToolCallArguments: { a: { x: 1, y: 2 } } });
     const b = reliability({

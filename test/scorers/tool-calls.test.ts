@@ -264,6 +264,20 @@ describe('toolCalls digest = agno ToolCallScorer.digest()', () => {
 });
 
 describe('toolCalls scorer identity and config', () => {
+  it('mutating the options afterwards changes neither config, digest nor verdict', () => {
+    const args: Record<string, Record<string, unknown>> = { search: { q: 1 } };
+    const tools = ['search'];
+    const s = toolCalls({ expectedTools: tools, arguments: args });
+    const digest = s.digest;
+    args.search!.q = 2;
+    tools.push('other');
+    expect(s.digest).toBe(digest);
+    expect(s.config.arguments).toEqual({ search: { q: 1 } });
+    expect(s.config.expected_tools).toEqual(['search']);
+    const run = runOf({ tools: [{ name: 'search', args: { q: 1 } }] });
+    expect((s.score(run) as ScorerResult).passed).toBe(true);
+  });
+
   it('defaults and canonical config', () => {
     const s = toolCalls({ expectedTools: ['b', 'a', 'b'] });
     expect(s).toMatchObject({ name: 'tool_calls', kind: 'tool_calls', async: false });

@@ -1,7 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compareCodePoints, PyFloat, pythonFloatRepr, pythonJsonDumps } from '../../src/util/python-json.js';
+import {
+  clonePythonValue,
+  compareCodePoints,
+  PyFloat,
+  pythonFloatRepr,
+  pythonJsonDumps,
+} from '../../src/util/python-json.js';
 
 // Expected strings below were produced by CPython 3 `json.dumps(v, sort_keys=True,
 // ensure_ascii=True, separators=(",", ":"))`.
@@ -48,6 +54,16 @@ describe('pythonJsonDumps', () => {
     expect(pythonJsonDumps(undefined)).toBe('null');
     expect(pythonJsonDumps({ a: undefined, b: 1 })).toBe('{"b":1}');
     expect(pythonJsonDumps([undefined])).toBe('[null]');
+  });
+
+  it('clonePythonValue copies containers deeply and keeps PyFloat', () => {
+    const f = new PyFloat(1);
+    const v = { a: [1, { b: f }], c: 'x' };
+    const c = clonePythonValue(v);
+    expect(c).toEqual(v);
+    expect(c.a).not.toBe(v.a);
+    expect((c.a[1] as { b: PyFloat }).b).toBe(f);
+    expect(pythonJsonDumps(c)).toBe('{"a":[1,{"b":1.0}],"c":"x"}');
   });
 
   it('keeps insertion order with sortKeys: false', () => {
