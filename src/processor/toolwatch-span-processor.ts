@@ -56,6 +56,11 @@ export interface ToolwatchSpanProcessorOptions {
   maxTraces?: number;
   /** Spans held per agent trace; further spans are dropped (and counted). Default: 10000. */
   maxSpansPerTrace?: number;
+  /**
+   * Spans held over all traces; beyond it the oldest traces are evicted and their spans
+   * counted as dropped. Bounds memory whatever the mix of traces. Default: 100000.
+   */
+  maxBufferedSpans?: number;
   /** An agent trace with no span activity for this long is evicted (roots that never end). Default: 300000 ms. */
   traceTtlMs?: number;
   /** A judge call still running after this long is aborted and yields an `error` result. Default: 60000 ms. */
@@ -118,6 +123,7 @@ const DEFAULTS = {
   lateSpanTimeoutMs: 5000,
   maxTraces: 10_000,
   maxSpansPerTrace: 10_000,
+  maxBufferedSpans: 100_000,
   traceTtlMs: 300_000,
   judgeTimeoutMs: 60_000,
 } as const;
@@ -155,6 +161,9 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   private readonly _lateSpanTimeoutMs: number;
   private readonly _maxTraces: number;
   private readonly _maxSpansPerTrace: number;
+  private readonly _maxBufferedSpans: number;
+  /** Spans held in all trace states. */
+  private _held = 0;
   private readonly _traceTtlMs: number;
   private readonly _judgeTimeoutMs: number;
   private readonly _allRulesRootOnly: boolean;
@@ -188,6 +197,11 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       options.maxSpansPerTrace,
       DEFAULTS.maxSpansPerTrace,
       'maxSpansPerTrace',
+    );
+    this._maxBufferedSpans = positive(
+      options.maxBufferedSpans,
+      DEFAULTS.maxBufferedSpans,
+      'maxBufferedSpans',
     );
     this._traceTtlMs = positive(options.traceTtlMs, DEFAULTS.traceTtlMs, 'traceTtlMs');
     this._judgeTimeoutMs = positive(options.judgeTimeoutMs, DEFAULTS.judgeTimeoutMs, 'judgeTimeoutMs');
@@ -275,6 +289,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     state.spans.set(ctx.spanId, entry);
     state.openCount++;
     state.lastActivity = Date.now();
+    if (++this._held > this._maxBufferedSpans) this._evictForRoom(state);
     if (role === SpanRole.NONE) return;
     if (role === SpanRole.TOOL) state.hasTool = true;
     // Ordinary spans between agent-related ones are kept so reconstruction can link through them.
@@ -296,6 +311,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       state = this._createTrace(ctx.traceId);
       state.spans.set(ctx.spanId, { span, parentId: parentIdOf(span), role, open: true, needed: false });
       state.openCount++;
+      this._held++;
     }
     const entry = state.spans.get(ctx.spanId);
     if (entry === undefined) return;
@@ -327,6 +343,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
           needed: false,
         });
         created.openCount++;
+        this._held++;
         return this._onEnd(span);
       }
       return span;
@@ -347,6 +364,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     if (entry.role === SpanRole.NONE && !entry.needed) {
       // A leaf ordinary span (an HTTP call inside a tool): nothing to reconstruct from it.
       state.spans.delete(ctx.spanId);
+      this._held--;
     } else if (entry.role === SpanRole.TOOL && this._live.enabled) {
       this._toolEnded(state, entry, ctx.spanId);
     }
@@ -393,7 +411,19 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   private _releaseTrace(state: TraceState): void {
     if (this._traces.get(state.traceId) !== state) return;
     this._traces.delete(state.traceId);
+    this._held -= state.spans.size;
     this._metrics.tracesBuffered(-1);
+  }
+
+  /** Evicts the oldest traces other than `current` until the span budget holds again. */
+  private _evictForRoom(current: TraceState): void {
+    for (const oldest of this._traces.values()) {
+      if (this._held <= this._maxBufferedSpans) return;
+      if (oldest === current) continue;
+      for (const late of oldest.late.values()) this._finishLate(oldest, late);
+      this._drop('max_buffered_spans', `${this._maxBufferedSpans} spans are held`, oldest.spans.size);
+      this._evict(oldest);
+    }
   }
 
   private _evict(state: TraceState): void {
@@ -781,6 +811,12 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
         { attributes, links: [{ context: runSpan }] },
         parent,
       );
+      if (!span.isRecording()) {
+        this._problem(
+          'emit_not_recording',
+          'evaluate spans are not recorded: register a tracer provider globally or pass tracerProvider',
+        );
+      }
       addEvaluationEvents(span, results, this._policy.redact);
       span.end();
       this._emittedSpans = true;
@@ -845,6 +881,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     this._drop('shutdown', 'the processor shut down while agent traces were open', dropped);
     this._metrics.tracesBuffered(-this._traces.size);
     this._traces.clear();
+    this._held = 0;
     await this._flushEmitted();
     await this._next?.shutdown();
     for (const [kind, count] of this._problems) {

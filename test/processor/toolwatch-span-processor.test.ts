@@ -314,6 +314,30 @@ describe('ToolwatchSpanProcessor', () => {
       await p.provider.shutdown();
       await m.shutdown();
     });
+    it('evicts the oldest traces when maxBufferedSpans is reached', async () => {
+      const m = createMetrics();
+      const p = pipeline({
+        policy: policyOf([{ scorers: [fakeScorer()] }]),
+        meterProvider: m.meterProvider,
+        maxBufferedSpans: 5,
+      });
+      const first = startAgent(p.tracer, 'first');
+      startTool(p.tracer, 'a', first);
+      startTool(p.tracer, 'b', first);
+      const second = startAgent(p.tracer, 'second');
+      startTool(p.tracer, 'c', second);
+      expect(p.processor['_held']).toBe(5);
+      startTool(p.tracer, 'd', second);
+      // `first` (3 spans) made room; `second` keeps its 3.
+      expect(p.processor['_traces'].size).toBe(1);
+      expect(p.processor['_held']).toBe(3);
+      const metrics = await m.collect();
+      expect(
+        pointValue(metrics.get('toolwatch.processor.spans_dropped'), { reason: 'max_buffered_spans' }),
+      ).toBe(3);
+      await p.provider.shutdown();
+      await m.shutdown();
+    });
   });
 
   describe('scorers and judges', () => {
