@@ -377,6 +377,15 @@ describe('llmJudge with an AI SDK language model', () => {
     expect(r.reason).toBe('judge failed: 503');
   });
 
+  it('times out a model that never answers and aborts its request', async () => {
+    const model = new MockLanguageModelV3({ doGenerate: () => new Promise(() => {}) });
+    const r = await llmJudge({ prompt: 'tool_appropriateness', judge: model, timeoutMs: 20 }).score(
+      makeRun(twoCalls),
+    );
+    expect(r).toMatchObject({ label: 'error', reason: 'judge failed: timed out after 20 ms' });
+    expect(model.doGenerateCalls[0]!.abortSignal?.aborted).toBe(true);
+  });
+
   it('is found by name among the context judges', async () => {
     const model = new MockLanguageModelV3({ doGenerate: result(goodAppropriateness) as never });
     const r = await llmJudge({ prompt: 'tool_appropriateness', judge: 'gpt' }).score(makeRun(twoCalls), {
