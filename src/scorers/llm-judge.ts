@@ -512,6 +512,12 @@ function messageText(value: unknown, which: 'first-user' | 'last-assistant'): st
     }
     return truncate(value);
   }
+  if (!Array.isArray(value) && typeof value === 'object') {
+    // AI SDK `ai.prompt`: `{ prompt }` or `{ system, messages }`.
+    const v = value as { prompt?: unknown; messages?: unknown };
+    if (typeof v.prompt === 'string' && which === 'first-user') return truncate(v.prompt);
+    if (Array.isArray(v.messages)) return messageText(v.messages, which);
+  }
   const messages = Array.isArray(value) ? value : [value];
   const wanted = which === 'first-user' ? 'user' : 'assistant';
   const ordered = which === 'first-user' ? messages : [...messages].reverse();
@@ -525,6 +531,8 @@ function messageText(value: unknown, which: 'first-user' | 'last-assistant'): st
   return '';
 }
 
+const TEXT_PART_TYPES = new Set(['text', 'input_text', 'output_text']);
+
 function contentText(message: object): string {
   const m = message as { content?: unknown; parts?: unknown; text?: unknown };
   if (typeof m.content === 'string') return m.content;
@@ -535,7 +543,7 @@ function contentText(message: object): string {
       if (typeof p === 'string') return p;
       if (!p || typeof p !== 'object') return '';
       const part = p as { type?: unknown; content?: unknown; text?: unknown };
-      if (part.type !== undefined && part.type !== 'text') return '';
+      if (part.type !== undefined && !TEXT_PART_TYPES.has(part.type as string)) return '';
       return typeof part.content === 'string' ? part.content : typeof part.text === 'string' ? part.text : '';
     })
     .filter((s: string) => s !== '')

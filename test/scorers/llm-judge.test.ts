@@ -260,6 +260,34 @@ describe('llmJudge reply types', () => {
   });
 });
 
+describe('llmJudge message shapes', () => {
+  const shapes: Array<[string, unknown, unknown]> = [
+    ['plain strings', 'Refund A1024?', 'Done.'],
+    ['AI SDK prompt objects', { prompt: 'Refund A1024?' }, 'Done.'],
+    [
+      'AI SDK messages',
+      { system: 'sys', messages: [{ role: 'user', content: [{ type: 'text', text: 'Refund A1024?' }] }] },
+      [{ role: 'assistant', content: 'Done.' }],
+    ],
+    [
+      'OpenAI responses parts',
+      [{ role: 'user', content: [{ type: 'input_text', text: 'Refund A1024?' }] }],
+      [{ role: 'assistant', content: [{ type: 'output_text', text: 'Done.' }] }],
+    ],
+    [
+      'GenAI JSON text',
+      JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: 'Refund A1024?' }] }]),
+      JSON.stringify([{ role: 'assistant', parts: [{ type: 'text', content: 'Done.' }] }]),
+    ],
+  ];
+  it.each(shapes)('reads the user request and the answer from %s', async (_name, input, output) => {
+    const { judge, requests } = scripted(['{"arg_semantic_pass":true,"grounding_pass":true}']);
+    await llmJudge({ prompt: 'trajectory_grounding', judge }).score(makeRun(twoCalls, { input, output }));
+    expect(requests[0]!.prompt).toContain('USER REQUEST: "Refund A1024?"');
+    expect(requests[0]!.prompt).toContain('FINAL ANSWER: "Done."');
+  });
+});
+
 describe('llmJudge redaction', () => {
   it('sends argument and result keys, never values', async () => {
     const { judge, requests } = scripted([goodAppropriateness]);
