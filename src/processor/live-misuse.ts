@@ -11,6 +11,9 @@ export interface LiveLimits {
   expected: ReadonlySet<string>;
   maxCalls?: number;
   maxRepeats?: number;
+  /** The same names as arrays, built once for the events' detail. */
+  forbiddenList: readonly string[];
+  expectedList: readonly string[];
 }
 
 /** Live counts of one open agent span that some rule's limits apply to. */
@@ -88,9 +91,9 @@ export class LiveMisuseMonitor {
   toolStarted(agent: LiveAgent, tool: string, toolSpanId: string): void {
     for (const limits of agent.limits) {
       if (limits.forbidden.has(tool)) {
-        this._emit('forbidden', agent, limits, tool, toolSpanId, { forbidden_tools: [...limits.forbidden] });
+        this._emit('forbidden', agent, limits, tool, toolSpanId, { forbidden_tools: limits.forbiddenList });
       } else if (limits.expected.size > 0 && !limits.expected.has(tool)) {
-        this._emit('unexpected', agent, limits, tool, toolSpanId, { expected_tools: [...limits.expected] });
+        this._emit('unexpected', agent, limits, tool, toolSpanId, { expected_tools: limits.expectedList });
       }
     }
   }
@@ -156,6 +159,8 @@ function mergeLimits(rule: string, all: Array<ReturnType<typeof trajectoryLimits
       rule,
       forbidden,
       expected,
+      forbiddenList: [...forbidden],
+      expectedList: [...expected],
       maxCalls: minDefined(merged?.maxCalls, limits.maxCalls),
       maxRepeats: minDefined(merged?.maxRepeats, limits.maxRepeats),
     };

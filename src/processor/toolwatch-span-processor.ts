@@ -284,7 +284,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       role,
       open: true,
       needed: false,
-      t0: TIME_ORIGIN + performance.now(),
+      t0: highResolutionStart(span),
     };
     state.spans.set(ctx.spanId, entry);
     state.openCount++;
@@ -926,6 +926,16 @@ function toSpanLike(entry: SpanEntry, span: ReadableSpan, ending: boolean): Span
     if (duration !== undefined) like.endTime = entry.t0 + duration;
   }
   return like;
+}
+
+/**
+ * The span's start on the monotonic clock, as epoch ms. SDK 2.x spans already read that clock
+ * when they start (`_performanceStartTime`, to compute their end); reusing it saves a clock
+ * read per span. Other span implementations fall back to reading the clock now.
+ */
+function highResolutionStart(span: Span): number {
+  const sdkStart = (span as unknown as { _performanceStartTime?: unknown })._performanceStartTime;
+  return TIME_ORIGIN + (typeof sdkStart === 'number' ? sdkStart : performance.now());
 }
 
 function hasAgentAncestor(state: TraceState, parentId: string | undefined): boolean {
