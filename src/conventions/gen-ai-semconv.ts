@@ -19,11 +19,12 @@ import {
 } from '../semconv.js';
 import type { SpanLike } from '../types.js';
 import { historyOf, readToolDefinitions, scanGenAiMessages } from './gen-ai-messages.js';
-import { readArgs, readMaybeJson, readString } from './read-values.js';
+import { isRecord, readArgs, readJsonStructure, readMaybeJson, readString } from './read-values.js';
 import type {
   AgentFacts,
   ConventionAdapter,
   LlmFacts,
+  MessageCall,
   RefusalFacts,
   SpanRole,
   ToolFacts,
@@ -46,6 +47,8 @@ const OTHER_OPERATIONS = new Set([
   'model_step',
   'model_chunk',
 ]);
+const CLIENT_TOOL_CALL = 'client_tool_call';
+const MASTRA_STEP_OUTPUT = 'mastra.model_step.output';
 const PYDANTIC_ALL_MESSAGES = 'pydantic_ai.all_messages';
 
 /**
@@ -68,6 +71,10 @@ export function genAiRole(span: SpanLike): SpanRole | undefined {
   }
   if (op === 'invoke_agent') return 'agent';
   if (typeof op === 'string' && LLM_OPERATIONS.has(op)) return 'llm';
+  // Mastra 1.x: a call for a tool the agent does not have becomes a client-side call span, not an execution.
+  if (op === CLIENT_TOOL_CALL) return 'llm';
+  // Mastra 1.x leaves tool calls out of the chat span's output; its step span lists them.
+  if (op === 'agent_step' && a[MASTRA_STEP_OUTPUT] !== undefined) return 'llm';
   if (typeof op === 'string' && OTHER_OPERATIONS.has(op)) return 'other';
   if (op !== undefined) return undefined;
   if (span.name === AGENT_PREFIX || span.name.startsWith(AGENT_PREFIX + ' ')) return 'agent';
@@ -86,7 +93,7 @@ export function genAiTool(span: SpanLike): ToolFacts | undefined {
   const id = readString(a[ATTR_GEN_AI_TOOL_CALL_ID]);
   if (id && id !== ADK_CALL_ID_NOT_SPECIFIED) facts.callId = id;
   if (rawResult !== undefined) facts.result = readMaybeJson(rawResult);
-  if (wasNotRun(span)) facts.notRun = true;
+  if (wasNotRun(span) || isValidationFailure(facts.result)) facts.notRun = true;
   return facts;
 }
 
@@ -128,9 +135,45 @@ export function genAiAgent(span: SpanLike): AgentFacts | undefined {
   return facts;
 }
 
+/** Mastra 1.x answers a schema-rejected call with `{"error": true, "message": "Tool input validation failed …"}` without running it. */
+function isValidationFailure(result: unknown): boolean {
+  if (!isRecord(result) || result['error'] !== true) return false;
+  const message = result['message'];
+  return typeof message === 'string' && message.includes('validation failed');
+}
+
 export function genAiLlm(span: SpanLike): LlmFacts | undefined {
   if (genAiRole(span) !== 'llm') return undefined;
   const a = span.attributes;
+  if (a[ATTR_GEN_AI_OPERATION_NAME] === CLIENT_TOOL_CALL) {
+    const prefix = CLIENT_TOOL_CALL + ' ';
+    const name =
+      readString(a[ATTR_GEN_AI_TOOL_NAME]) ??
+      (span.name.startsWith(prefix) ? span.name.slice(prefix.length) : span.name);
+    const call: MessageCall = {
+      name,
+      ...readArgs(a[ATTR_GEN_AI_TOOL_CALL_ARGUMENTS] ?? a['mastra.metadata.args']),
+    };
+    const id = readString(a[ATTR_GEN_AI_TOOL_CALL_ID]);
+    if (id) call.callId = id;
+    // The step output lists the same call as a request; this span only confirms it.
+    return { convention: CONVENTION, requests: [], hints: [call] };
+  }
+  if (a[ATTR_GEN_AI_OPERATION_NAME] === 'agent_step') {
+    const output = readJsonStructure(a[MASTRA_STEP_OUTPUT]);
+    const list = isRecord(output) && Array.isArray(output['toolCalls']) ? output['toolCalls'] : [];
+    const requests: MessageCall[] = [];
+    for (const item of list) {
+      if (!isRecord(item)) continue;
+      const name = readString(item['toolName']);
+      if (!name) continue;
+      const call: MessageCall = { name, ...readArgs(item['args'] ?? item['input']) };
+      const id = readString(item['toolCallId']);
+      if (id) call.callId = id;
+      requests.push(call);
+    }
+    return { convention: CONVENTION, requests };
+  }
   const output = scanGenAiMessages(a[ATTR_GEN_AI_OUTPUT_MESSAGES]);
   const input = scanGenAiMessages(a[ATTR_GEN_AI_INPUT_MESSAGES]);
   const facts: LlmFacts = { convention: CONVENTION, requests: output.calls, inputCalls: input.calls };

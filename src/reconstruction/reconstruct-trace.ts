@@ -61,6 +61,7 @@ interface RunState {
   ownError: boolean;
   /** Span id of the last LLM span of the run, in span order. */
   lastLlm: string | undefined;
+  lastLlmStart: number;
   llmDefinitions: ToolDefinition[] | undefined;
 }
 
@@ -306,7 +307,10 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
       const llm = node.llm;
       const time = node.end ?? node.start;
       if (own.lastLlm === undefined && own.facts?.continuation) addContinuedRequests(own, llm, node);
-      own.lastLlm = spanId;
+      if (own.lastLlm === undefined || node.start >= own.lastLlmStart) {
+        own.lastLlm = spanId;
+        own.lastLlmStart = node.start;
+      }
       llm.requests.forEach((call, index) => {
         // A framework that repeats earlier requests in a later output (cumulative step outputs) must not double them.
         if (call.callId !== undefined) {
@@ -332,22 +336,11 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
   reparentHandoffs(states, topLevel);
 
   // 9. Executions, joins, request-only calls.
-  const seenIds = new Set<string>();
-  const seenKeys = new Set<string>();
-  for (const st of states) {
-    buildCalls(st, nodes);
-    for (const e of st.run.executions) {
-      if (e.callId) seenIds.add(e.callId);
-      seenKeys.add(callKey(e.name, e.args));
-    }
-    for (const r of st.run.requests) {
-      if (r.callId) seenIds.add(r.callId);
-      seenKeys.add(callKey(r.name, r.args));
-    }
-  }
+  for (const st of states) buildCalls(st, nodes);
 
   // 10. History: flagged spans, agent inputs, input messages matching nothing of this trace.
-  for (const st of states) buildHistory(st, seenIds, seenKeys);
+  const seen = new SeenCalls(states);
+  for (const st of states) buildHistory(st, seen);
 
   // 11. Order nested runs, then hasErrorSpan bottom-up.
   topLevel.sort(byRunStart);
@@ -436,6 +429,7 @@ function createRun(
     history: [],
     ownError: false,
     lastLlm: undefined,
+    lastLlmStart: Number.NEGATIVE_INFINITY,
     llmDefinitions: undefined,
   };
   for (const h of facts?.history ?? []) st.history.push({ ...h, spanId: node.id });
@@ -792,23 +786,63 @@ function lendHintIds(executions: ToolExecution[], hints: Array<MessageCall & { s
   }
 }
 
-function buildHistory(st: RunState, seenIds: Set<string>, seenKeys: Set<string>): void {
+/** Call ids and (name, canonical args) keys of every execution and request of the trace, built on first use. */
+class SeenCalls {
+  private _ids: Set<string> | undefined;
+  private _keys: Set<string> | undefined;
+
+  constructor(private readonly _states: RunState[]) {}
+
+  hasId(id: string): boolean {
+    if (!this._ids) {
+      this._ids = new Set();
+      for (const st of this._states) {
+        for (const e of st.run.executions) if (e.callId) this._ids.add(e.callId);
+        for (const r of st.run.requests) if (r.callId) this._ids.add(r.callId);
+      }
+    }
+    return this._ids.has(id);
+  }
+
+  hasKey(key: string): boolean {
+    if (!this._keys) {
+      this._keys = new Set();
+      for (const st of this._states) {
+        for (const e of st.run.executions) this._keys.add(callKey(e.name, e.args));
+        for (const r of st.run.requests) this._keys.add(callKey(r.name, r.args));
+      }
+    }
+    return this._keys.has(key);
+  }
+}
+
+function buildHistory(st: RunState, seen: SeenCalls): void {
   const run = st.run;
   const out: HistoryCall[] = [];
   const kept = new Set<string>();
-  const keep = (h: HistoryCall): void => {
-    const key = h.callId ? 'id:' + h.callId : 'key:' + callKey(h.name, h.args);
+  const keep = (h: HistoryCall, key: string): void => {
     if (kept.has(key)) return;
     kept.add(key);
     out.push(h);
   };
-  for (const h of st.history) keep(h);
-  for (const c of st.inputCalls) if (c.fromHistory) keep(historyEntry(c, c.spanId, 'part_flag'));
+  const keyOf = (c: { name: string; callId?: string | undefined; args?: unknown }): string =>
+    c.callId ? 'id:' + c.callId : 'key:' + callKey(c.name, c.args);
+  for (const h of st.history) keep(h, keyOf(h));
+  if (st.inputCalls.length === 0) {
+    run.history = out;
+    return;
+  }
+  for (const c of st.inputCalls) if (c.fromHistory) keep(historyEntry(c, c.spanId, 'part_flag'), keyOf(c));
+  // Every LLM input repeats the conversation so far: decide each distinct call once.
+  const decided = new Set<string>();
   for (const c of st.inputCalls) {
     if (c.fromHistory) continue;
-    const matched =
-      (c.callId !== undefined && seenIds.has(c.callId)) || seenKeys.has(callKey(c.name, c.args));
-    if (!matched) keep(historyEntry(c, c.spanId, 'input_messages'));
+    const own = keyOf(c);
+    if (decided.has(own)) continue;
+    decided.add(own);
+    if (c.callId !== undefined && seen.hasId(c.callId)) continue;
+    if (seen.hasKey(callKey(c.name, c.args))) continue;
+    keep(historyEntry(c, c.spanId, 'input_messages'), own);
   }
   run.history = out;
 }
