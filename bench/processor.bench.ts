@@ -54,8 +54,9 @@ const TOOLS = [
   'notify',
 ];
 
-function benchPolicy(): Policy {
+function benchPolicy(ratio = 1): Policy {
   return definePolicy({
+    sampling: { ratio },
     rules: [
       {
         name: 'refunds',
@@ -389,6 +390,9 @@ export async function run(): Promise<BenchReport> {
     // A policy object with no rule: what tracking agent traces costs by itself.
     policy: { ...benchPolicy(), rules: [] },
   });
+  const sampled = await throughput('agent runs, policy sampling 0.1', (t) => agentRun(t), undefined, {
+    policy: benchPolicy(0.1),
+  });
   const ordinary = await throughput('ordinary spans only', ordinaryRequest, 0.97);
   const parts = breakdown();
 
@@ -400,6 +404,7 @@ export async function run(): Promise<BenchReport> {
   const rows: BenchReport['rows'] = [
     agent,
     tracking,
+    sampled,
     ordinary,
     {
       workload: 'per agent run, in isolation (µs)',

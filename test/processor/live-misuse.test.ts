@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { LiveMisuseMonitor } from '../../src/processor/live-misuse.js';
+import { trajectory } from '../../src/scorers/trajectory.js';
+import type { MisuseEvent } from '../../src/types.js';
+import { fakeScorer, policyOf } from './harness.js';
+
+function monitor() {
+  const events: MisuseEvent[] = [];
+  const policy = policyOf([
+    {
+      name: 'refunds',
+      match: { agent: 'refund-*', rootOnly: true },
+      scorers: [
+        trajectory({ forbiddenTools: ['submit_refund'], maxCalls: 5 }),
+        trajectory({ name: 'strict', expectedTools: ['get_order'], maxCalls: 2, maxRepeats: 1 }),
+      ],
+    },
+    { name: 'chat', match: { agent: 'chat', rootOnly: true }, scorers: [fakeScorer()] },
+  ]);
+  return { events, live: new LiveMisuseMonitor(policy, (e) => events.push(e)) };
+}
+
+const identity = { spanId: 's1', traceId: 't1', attributes: {}, nested: false };
+
+describe('LiveMisuseMonitor', () => {
+  it('watches only agents that a rule with trajectory limits matches', () => {
+    const { live } = monitor();
+    expect(live.enabled).toBe(true);
+    expect(live.watch({ ...identity, agent: 'refund-bot' })).toBeDefined();
+    expect(live.watch({ ...identity, agent: 'chat' })).toBeUndefined();
+    // root_only: a nested run is not watched on its own.
+    expect(live.watch({ ...identity, agent: 'refund-bot', nested: true })).toBeUndefined();
+    const none = new LiveMisuseMonitor(policyOf([{ scorers: [fakeScorer()] }]), () => {});
+    expect(none.enabled).toBe(false);
+  });
+
+  it('merges the limits of a rule: union of names, tightest budgets', () => {
+    const { live, events } = monitor();
+    const agent = live.watch({ ...identity, agent: 'refund-bot' })!;
+    live.toolStarted(agent, 'submit_refund', 'x1');
+    live.toolStarted(agent, 'get_order', 'x2');
+    live.toolStarted(agent, 'weather', 'x3');
+    expect(events.map((e) => [e.kind, e.tool, e.span_id])).toEqual([
+      ['forbidden', 'submit_refund', 'x1'],
+      ['unexpected', 'weather', 'x3'],
+    ]);
+    events.length = 0;
+    live.toolEnded(agent, 'get_order', '{"id":1,"b":2}', 'x2');
+    expect(events).toEqual([]);
+    // Same arguments in another key order: a repeat (max_repeats 1 allows one call).
+    live.toolEnded(agent, 'get_order', { b: 2, id: 1 }, 'x4');
+    expect(events.map((e) => e.kind)).toEqual(['repeated_call']);
+    expect(events[0]!.detail).toEqual({ count: 2, max_repeats: 1 });
+    live.toolEnded(agent, 'get_order', '{"id":2}', 'x5');
+    expect(events.map((e) => e.kind)).toEqual(['repeated_call', 'call_budget']);
+    expect(events[1]).toMatchObject({
+      rule: 'refunds',
+      agent: 'refund-bot',
+      trace_id: 't1',
+      detail: { calls: 3, max_calls: 2 },
+    });
+  });
+});

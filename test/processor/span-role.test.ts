@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { agentNameOf, SpanRole, spanRole, toolNameOf } from '../../src/processor/span-role.js';
+
+describe('spanRole', () => {
+  it.each([
+    ['execute_tool x', { 'gen_ai.operation.name': 'execute_tool' }, SpanRole.TOOL],
+    ['invoke_agent a', { 'gen_ai.operation.name': 'invoke_agent' }, SpanRole.AGENT],
+    ['chat m', { 'gen_ai.operation.name': 'chat' }, SpanRole.LLM],
+    ['lookup', { 'openinference.span.kind': 'TOOL' }, SpanRole.TOOL],
+    ['Agent', { 'openinference.span.kind': 'AGENT' }, SpanRole.AGENT],
+    ['LangGraph', { 'openinference.span.kind': 'CHAIN' }, SpanRole.CHAIN],
+    ['x.tool', { 'traceloop.span.kind': 'tool' }, SpanRole.TOOL],
+    ['ai.toolCall', {}, SpanRole.TOOL],
+    ['ai.generateText', {}, SpanRole.AGENT],
+    ['ai.generateText.doGenerate', {}, SpanRole.LLM],
+    ['execute_tool weather', {}, SpanRole.TOOL],
+    ['GET /orders', { 'http.request.method': 'GET' }, SpanRole.NONE],
+    ['SELECT', {}, SpanRole.NONE],
+  ] as const)('%s is %s', (name, attributes, role) => {
+    expect(spanRole(name, attributes)).toBe(role);
+  });
+});
+
+describe('toolNameOf / agentNameOf', () => {
+  it('reads the tool name from attributes first, then from the span name', () => {
+    expect(toolNameOf('execute_tool x', { 'gen_ai.tool.name': 'lookup' })).toBe('lookup');
+    expect(toolNameOf('ai.toolCall', { 'ai.toolCall.name': 'weather' })).toBe('weather');
+    expect(toolNameOf('execute_tool search', {})).toBe('search');
+    expect(toolNameOf('search', { 'openinference.span.kind': 'TOOL' })).toBe('search');
+    expect(toolNameOf('GET /', {})).toBeUndefined();
+  });
+
+  it('reads the agent name from attributes, then from the span name', () => {
+    expect(agentNameOf('invoke_agent x', { 'gen_ai.agent.name': 'refund-agent' })).toBe('refund-agent');
+    expect(agentNameOf('ai.generateText', { 'ai.telemetry.functionId': 'support' })).toBe('support');
+    expect(agentNameOf('invoke_agent triage', {})).toBe('triage');
+  });
+});
