@@ -283,3 +283,40 @@ describe('GenAI semconv adapter: agent and LLM spans', () => {
     expect(genAiLlm(llm)!.requests).toEqual([]);
   });
 });
+
+describe('GenAI semconv adapter: Mastra 1.x specifics', () => {
+  it('agent_step spans with mastra.model_step.output carry the requests the chat span leaves out', () => {
+    const step = f.make('agent_step weather_agent', {
+      'gen_ai.operation.name': 'agent_step',
+      'mastra.model_step.output':
+        '{"text":"","toolCalls":[{"toolCallId":"call_i1","toolName":"getWeather","args":{"city":42}}]}',
+    });
+    expect(genAiRole(step)).toBe('llm');
+    expect(genAiLlm(step)!.requests).toMatchObject([
+      { name: 'getWeather', callId: 'call_i1', args: { city: 42 } },
+    ]);
+    expect(genAiRole(f.make('step 1', { 'gen_ai.operation.name': 'agent_step' }))).toBe('other');
+  });
+
+  it('client_tool_call spans only confirm a call; schema-rejected execute_tool spans never ran', () => {
+    const client = f.make('client_tool_call launchRockets', {
+      'gen_ai.operation.name': 'client_tool_call',
+      'mastra.metadata.args': '{"target":"moon"}',
+    });
+    const facts = genAiLlm(client)!;
+    expect(facts.requests).toEqual([]);
+    expect(facts.hints).toMatchObject([{ name: 'launchRockets', args: { target: 'moon' } }]);
+    const rejected = genAiTool(
+      tool({
+        'gen_ai.tool.name': 'getWeather',
+        'gen_ai.tool.call.arguments': '{"city":42}',
+        'gen_ai.tool.call.result': '{"error":true,"message":"Tool input validation failed for getWeather."}',
+      }),
+    )!;
+    expect(rejected.notRun).toBe(true);
+    const toolError = genAiTool(
+      tool({ 'gen_ai.tool.name': 'x', 'gen_ai.tool.call.result': '{"error":true,"message":"other"}' }),
+    )!;
+    expect(toolError.notRun).toBeUndefined();
+  });
+});
