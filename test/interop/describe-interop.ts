@@ -8,8 +8,8 @@ import { spansFromOtlpJson } from '../../src/conventions/from-otlp-json.js';
 import { fromReadableSpan } from '../../src/conventions/from-readable-span.js';
 import { reconstructTraces } from '../../src/reconstruction/reconstruct-trace.js';
 import type { Problem } from '../../src/types.js';
-import { runsAsTruth } from './harness/reconstructed-runs.js';
 import { runScenario, SCENARIOS } from './harness/run-scenario.js';
+import { runsAsTruth } from './harness/runs-as-truth.js';
 import type { Framework, GroundTruth, ScenarioName, ScenarioResult, TruthRun } from './harness/types.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '../fixtures');

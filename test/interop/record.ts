@@ -8,8 +8,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { spansToOtlpJson } from './harness/otlp-json.js';
 import { NEXT_INSTALLED, runScenario, SCENARIOS } from './harness/run-scenario.js';
+import { spansToOtlpJson } from './harness/spans-to-otlp-json.js';
 import type { Framework } from './harness/types.js';
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -1,8 +1,8 @@
 import { generateText, simulateReadableStream, stepCountIs, streamText, ToolLoopAgent, tool } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { z } from 'zod';
+import { buildGroundTruth } from './build-ground-truth.js';
 import { createCapture, settle } from './capture.js';
-import { buildGroundTruth } from './ground-truth.js';
 import {
   invalidInput,
   multiStep,

@@ -6,8 +6,8 @@ import { tool } from '@langchain/core/tools';
 import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { createAgent } from 'langchain';
 import { z } from 'zod';
+import { buildGroundTruth } from './build-ground-truth.js';
 import { createCapture, settle } from './capture.js';
-import { buildGroundTruth } from './ground-truth.js';
 import {
   invalidInput,
   multiStep,

@@ -6,8 +6,8 @@ import { ROOT_CONTEXT } from '@opentelemetry/api';
 import type { ExportResult } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { z } from 'zod';
+import { buildGroundTruth } from './build-ground-truth.js';
 import { settle } from './capture.js';
-import { buildGroundTruth } from './ground-truth.js';
 import {
   invalidInput,
   multiStep,

@@ -18,8 +18,8 @@ import {
 } from '@openai/agents';
 import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { z } from 'zod';
+import { buildGroundTruth } from './build-ground-truth.js';
 import { createCapture, settle } from './capture.js';
-import { buildGroundTruth } from './ground-truth.js';
 import {
   handoff as handoffScript,
   invalidInput,

@@ -2,8 +2,8 @@ import { OpenTelemetry } from '@ai-sdk/otel';
 import { generateText, simulateReadableStream, stepCountIs, streamText, ToolLoopAgent, tool } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { z } from 'zod';
+import { buildGroundTruth } from '../harness/build-ground-truth.js';
 import { createCapture, settle } from '../harness/capture.js';
-import { buildGroundTruth } from '../harness/ground-truth.js';
 import {
   invalidInput,
   multiStep,

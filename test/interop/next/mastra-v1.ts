@@ -7,8 +7,8 @@ import { ROOT_CONTEXT } from '@opentelemetry/api';
 import type { ExportResult } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { z } from 'zod';
+import { buildGroundTruth } from '../harness/build-ground-truth.js';
 import { settle } from '../harness/capture.js';
-import { buildGroundTruth } from '../harness/ground-truth.js';
 import {
   invalidInput,
   multiStep,
@@ -175,6 +175,8 @@ function getSetup(): { mastra: Mastra; exporter: OtelExporter } {
     // Required even with a custom exporter, else the exporter disables itself; never contacted.
     provider: { custom: { endpoint: 'http://127.0.0.1:1/unused' } },
     exporter: new SinkExporter(),
+    // 1.x also exports logs, over OTLP/HTTP to the dummy endpoint: each flush then waits ~8 s on retries.
+    signals: { traces: true, logs: false },
   } as any);
   const mastra = new Mastra({
     agents: { [WEATHER_AGENT]: weatherAgent, orchestrator, researcher },
