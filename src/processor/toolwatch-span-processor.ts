@@ -1,5 +1,5 @@
 import type { Attributes, Context, MeterProvider, SpanContext, TracerProvider } from '@opentelemetry/api';
-import { context, diag, ROOT_CONTEXT, trace } from '@opentelemetry/api';
+import { context, diag, ROOT_CONTEXT, TraceFlags, trace } from '@opentelemetry/api';
 import { suppressTracing } from '@opentelemetry/core';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { classifySpan } from '../conventions/classify.js';
@@ -27,6 +27,7 @@ import type {
   JudgeFunction,
   MisuseEvent,
   Policy,
+  ReconstructedTrace,
   Rule,
   ScorerResult,
   SpanLike,
@@ -483,13 +484,33 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
    */
   private _evaluate(state: TraceState, span: ReadableSpan, emission: Emission): Decoration | undefined {
     const spanId = span.spanContext().spanId;
-    state.evaluated.add(spanId);
     if (!this._mayMatch(state, span)) return undefined;
+    state.evaluated.add(spanId);
     if (this._sampledOutFastPath && !isSampled(state.traceId, this._policy.sampling.ratio)) {
       return this._evaluateSampledOut(state, span, emission);
     }
-    const run = this._reconstructRun(state, span);
-    if (run === undefined) return undefined;
+    const reconstructed = this._reconstruct(state, span);
+    const run = findRun(reconstructed.runs, spanId);
+    const decoration = run === undefined ? undefined : this._judge(state, run, span, emission);
+    if (!hasAgentAncestor(state, parentIdOf(span))) {
+      // The outermost span closes: judge the runs that had no turn of their own, such as an
+      // agent under a wrapper span (OpenAI Agents' "Agent workflow"), a handoff target, or an
+      // implicit run inside a chain. Their spans have ended, so results go on evaluate spans.
+      for (const other of walkRuns(reconstructed.runs)) {
+        if (other === run || other.end === undefined || state.evaluated.has(other.spanId)) continue;
+        state.evaluated.add(other.spanId);
+        this._judge(state, other, contextOnly(state.traceId, other.spanId), 'span');
+      }
+    }
+    return decoration;
+  }
+
+  private _judge(
+    state: TraceState,
+    run: AgentRun,
+    span: ReadableSpan,
+    emission: Emission,
+  ): Decoration | undefined {
     const rules = matchRules(run, this._policy);
     if (rules.length === 0) return undefined;
     this._countExecutions(state, run);
@@ -649,7 +670,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     this._deliverVerdict(final);
   }
 
-  private _reconstructRun(state: TraceState, span: ReadableSpan): AgentRun | undefined {
+  private _reconstruct(state: TraceState, span: ReadableSpan): ReconstructedTrace {
     const spanId = span.spanContext().spanId;
     const spans: SpanLike[] = [];
     let ownSeen = false;
@@ -682,8 +703,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       own.endTime = hrTimeToMs(span.endTime);
       spans.push(own);
     }
-    const reconstructed = reconstructTrace(spans);
-    return findRun(reconstructed.runs, spanId);
+    return reconstructTrace(spans);
   }
 
   private _waitForLateSpans(state: TraceState, span: ReadableSpan): void {
@@ -936,6 +956,19 @@ function toSpanLike(entry: SpanEntry, span: ReadableSpan, ending: boolean): Span
 function highResolutionStart(span: Span): number {
   const sdkStart = (span as unknown as { _performanceStartTime?: unknown })._performanceStartTime;
   return TIME_ORIGIN + (typeof sdkStart === 'number' ? sdkStart : performance.now());
+}
+
+function* walkRuns(runs: readonly AgentRun[]): Generator<AgentRun> {
+  for (const run of runs) {
+    yield run;
+    yield* walkRuns(run.children);
+  }
+}
+
+/** A stand-in for a run span that has already ended: only its context is needed, to parent an evaluate span. */
+function contextOnly(traceId: string, spanId: string): ReadableSpan {
+  const spanContext: SpanContext = { traceId, spanId, traceFlags: TraceFlags.SAMPLED };
+  return { spanContext: () => spanContext } as ReadableSpan;
 }
 
 function hasAgentAncestor(state: TraceState, parentId: string | undefined): boolean {

@@ -4,7 +4,16 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { trajectory } from '../../src/scorers/trajectory.js';
 import type { MisuseEvent, Verdict } from '../../src/types.js';
 import { createMetrics, fakeScorer, pointValue, policyOf } from './harness.js';
-import { byName, evaluationEvents, pipeline, startAgent, startPlain, startTool, tool } from './tracing.js';
+import {
+  byName,
+  evaluationEvents,
+  inside,
+  pipeline,
+  startAgent,
+  startPlain,
+  startTool,
+  tool,
+} from './tracing.js';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -80,6 +89,48 @@ describe('ToolwatchSpanProcessor', () => {
       expect(scorer.seen[0]!.executions.map((e) => e.name)).toEqual(['get_order_detail']);
       // Everything released once the trace's agent spans ended.
       expect(p.processor['_traces'].size).toBe(0);
+      await p.provider.shutdown();
+    });
+
+    it('judges agents under a wrapper span and handoff targets when the wrapper ends', async () => {
+      const scorer = fakeScorer({ name: 's' });
+      const verdicts: Verdict[] = [];
+      const p = pipeline({ policy: policyOf([{ scorers: [scorer] }]), onVerdict: (v) => verdicts.push(v) });
+      const oi = (kind: string, extra: Record<string, unknown> = {}) => ({
+        attributes: { 'openinference.span.kind': kind, ...extra },
+      });
+      // OpenAI Agents through OpenInference: a synthetic root, then the agents it ran.
+      const workflow = p.tracer.startSpan('Agent workflow', oi('AGENT'));
+      const triage = p.tracer.startSpan(
+        'Triage',
+        oi('AGENT', { 'graph.node.id': 'Triage' }),
+        inside(workflow),
+      );
+      p.tracer
+        .startSpan('classify', oi('TOOL', { 'tool.name': 'classify', 'input.value': '{}' }), inside(triage))
+        .end();
+      triage.end();
+      const refunds = p.tracer.startSpan(
+        'Refunds',
+        oi('AGENT', { 'graph.node.id': 'Refunds', 'graph.node.parent_id': 'Triage' }),
+        inside(workflow),
+      );
+      p.tracer
+        .startSpan(
+          'refund',
+          oi('TOOL', { 'tool.name': 'refund', 'input.value': '{"id":1}' }),
+          inside(refunds),
+        )
+        .end();
+      refunds.end();
+      expect(verdicts).toHaveLength(0);
+      workflow.end();
+      const spans = await p.flush();
+      expect(verdicts.map((v) => v.agent)).toEqual(['Triage']);
+      expect(scorer.seen[0]!.children.map((c) => c.agent)).toEqual(['Refunds']);
+      const evaluate = byName(spans, 'evaluate Triage');
+      expect(evaluate.parentSpanContext?.spanId).toBe(triage.spanContext().spanId);
+      expect(evaluationEvents(evaluate)).toHaveLength(1);
       await p.provider.shutdown();
     });
 
