@@ -3,6 +3,13 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { context, trace as otelTrace } from '@opentelemetry/api';
+import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluateTraces } from '../../src/evaluation/evaluate-traces.js';
 import { loadPolicy } from '../../src/policy/load-policy.js';
@@ -169,4 +176,45 @@ describe('toolwatch score', () => {
     expect(vsBaseline.code).toBe(1);
     expect(vsBaseline.stderr).toContain('gate regression_vs_baseline: 0.5 baseline 1 (max_drop 0.1) FAILED');
   });
+
+  it('reads OTLP/protobuf files (.pb) like their JSON form', async () => {
+    const spans = await exportedSpans();
+    await writeFile(join(dir, 'trace.pb'), ProtobufTraceSerializer.serializeRequest(spans)!);
+    await writeFile(join(dir, 'trace.json'), JsonTraceSerializer.serializeRequest(spans)!);
+    await writeFile(join(dir, 'broken.binpb'), new Uint8Array([0x0a, 0x7f, 0x01]));
+    const policy = join(policies, 'cli-refunds.yaml');
+    const [pb, json] = await Promise.all([
+      cli(['score', join(dir, 'trace.pb'), join(dir, 'broken.binpb'), '--policy', policy]),
+      cli(['score', join(dir, 'trace.json'), '--policy', policy]),
+    ]);
+    expect(pb.code).toBe(0);
+    expect(pb.stdout).not.toBe('');
+    expect(pb.stdout).toBe(json.stdout);
+    expect(JSON.parse(pb.stdout.trim()).agent).toBe('refund-agent');
+    expect(pb.stderr).toContain('broken.binpb: skipped unreadable OTLP/protobuf (truncated');
+  });
 });
+
+async function exportedSpans() {
+  const exporter = new InMemorySpanExporter();
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const tracer = provider.getTracer('cli-test');
+  const agent = tracer.startSpan('invoke_agent refund-agent', {
+    attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'refund-agent' },
+  });
+  const parent = otelTrace.setSpan(context.active(), agent);
+  for (const name of ['get_order_detail', 'check_refund_policy']) {
+    tracer
+      .startSpan(
+        `execute_tool ${name}`,
+        { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': name } },
+        parent,
+      )
+      .end();
+  }
+  agent.end();
+  // Read before shutdown: shutting the exporter down clears it.
+  const spans = exporter.getFinishedSpans();
+  await provider.shutdown();
+  return spans;
+}

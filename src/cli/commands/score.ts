@@ -5,6 +5,7 @@ import { evaluateTraces } from '../../evaluation/evaluate-traces.js';
 import { loadPolicy } from '../../policy/load-policy.js';
 import { PolicyError } from '../../policy/policy-error.js';
 import type { Problem, Verdict } from '../../types.js';
+import { otlpJsonFromProtobuf } from '../otlp-protobuf.js';
 
 export interface CliIo {
   stdout: (text: string) => void;
@@ -14,7 +15,8 @@ export interface CliIo {
 export const SCORE_USAGE = `usage: toolwatch score FILE... --policy P [--format json|table] [--out PATH] [--gate] [--baseline B]
 
   FILE        OTLP/JSON: one ExportTraceServiceRequest per file, or JSON Lines
-              (one request per line, as the Collector's file exporter writes)
+              (one request per line, as the Collector's file exporter writes);
+              OTLP/protobuf when the name ends in .pb or .binpb
   --policy    the policy file (YAML or JSON)
   --format    json (default): one verdict object per line; table: one line per verdict
   --out       write verdicts to PATH instead of stdout
@@ -62,16 +64,22 @@ export async function scoreCommand(argv: string[], io: CliIo): Promise<number> {
 
   const requests: unknown[] = [];
   for (const file of positionals) {
-    if (/\.(bin)?pb$/i.test(file))
-      return usage(io, `${file}: OTLP/protobuf input is not available yet; use OTLP/JSON`);
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = await readFile(file, 'utf8');
+      bytes = await readFile(file);
     } catch (err) {
       io.stderr(`toolwatch score: cannot read ${file}: ${(err as Error).message}\n`);
       return 2;
     }
-    for (const request of readRequests(text, file, io)) requests.push(request);
+    if (/\.(bin)?pb$/i.test(file)) {
+      try {
+        requests.push(otlpJsonFromProtobuf(bytes));
+      } catch (err) {
+        io.stderr(`toolwatch score: ${file}: skipped unreadable OTLP/protobuf (${(err as Error).message})\n`);
+      }
+      continue;
+    }
+    for (const request of readRequests(bytes.toString('utf8'), file, io)) requests.push(request);
   }
 
   let baseline: Verdict[] | undefined;

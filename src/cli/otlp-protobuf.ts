@@ -1,0 +1,234 @@
+/**
+ * OTLP/protobuf `ExportTraceServiceRequest` → the OTLP/JSON object form (hex ids, decimal
+ * string nanos, camelCase keys), so protobuf files go through the same decoder as JSON.
+ * Hand-written over the wire format (a few dozen fields) rather than a generated codec:
+ * no runtime dependency, and unknown fields are skipped as protobuf requires. Throws on
+ * truncated or malformed input; callers report the file.
+ */
+export function otlpJsonFromProtobuf(bytes: Uint8Array): Record<string, unknown> {
+  const resourceSpans: unknown[] = [];
+  for (const [field, value] of fields(bytes)) {
+    if (field === 1) resourceSpans.push(resourceSpansOf(value as Uint8Array));
+  }
+  return { resourceSpans };
+}
+
+type FieldValue = bigint | Uint8Array | number;
+
+/** (field number, value) pairs: varints and fixed64 as bigint, fixed32 as number, bytes as views. */
+function* fields(buf: Uint8Array): Generator<[number, FieldValue, number]> {
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  let pos = 0;
+  const varint = (): bigint => {
+    let result = 0n;
+    let shift = 0n;
+    for (;;) {
+      if (pos >= buf.length) throw new Error('truncated varint');
+      const b = buf[pos++]!;
+      result |= BigInt(b & 0x7f) << shift;
+      if ((b & 0x80) === 0) return result;
+      shift += 7n;
+      if (shift > 63n) throw new Error('varint too long');
+    }
+  };
+  while (pos < buf.length) {
+    const key = Number(varint());
+    const field = key >>> 3;
+    const wire = key & 7;
+    if (field === 0) throw new Error('field number 0');
+    switch (wire) {
+      case 0:
+        yield [field, varint(), wire];
+        break;
+      case 1:
+        if (pos + 8 > buf.length) throw new Error('truncated fixed64');
+        yield [field, view.getBigUint64(pos, true), wire];
+        pos += 8;
+        break;
+      case 2: {
+        const len = Number(varint());
+        if (pos + len > buf.length) throw new Error('truncated length-delimited field');
+        yield [field, buf.subarray(pos, pos + len), wire];
+        pos += len;
+        break;
+      }
+      case 5:
+        if (pos + 4 > buf.length) throw new Error('truncated fixed32');
+        yield [field, view.getUint32(pos, true), wire];
+        pos += 4;
+        break;
+      default:
+        throw new Error(`unsupported wire type ${wire}`);
+    }
+  }
+}
+
+const utf8 = new TextDecoder('utf-8');
+
+function text(v: FieldValue): string {
+  return v instanceof Uint8Array ? utf8.decode(v) : '';
+}
+
+function hex(v: FieldValue): string {
+  return v instanceof Uint8Array ? Buffer.from(v).toString('hex') : '';
+}
+
+function resourceSpansOf(buf: Uint8Array): Record<string, unknown> {
+  const out: Record<string, unknown> = { scopeSpans: [] as unknown[] };
+  for (const [field, value] of fields(buf)) {
+    if (field === 1) out.resource = { attributes: attributesOf(value as Uint8Array, 1) };
+    else if (field === 2) (out.scopeSpans as unknown[]).push(scopeSpansOf(value as Uint8Array));
+    else if (field === 3) out.schemaUrl = text(value);
+  }
+  return out;
+}
+
+function scopeSpansOf(buf: Uint8Array): Record<string, unknown> {
+  const out: Record<string, unknown> = { spans: [] as unknown[] };
+  for (const [field, value] of fields(buf)) {
+    if (field === 1) out.scope = scopeOf(value as Uint8Array);
+    else if (field === 2) (out.spans as unknown[]).push(spanOf(value as Uint8Array));
+    else if (field === 3) out.schemaUrl = text(value);
+  }
+  return out;
+}
+
+function scopeOf(buf: Uint8Array): Record<string, unknown> {
+  const out: Record<string, unknown> = { name: '' };
+  const attributes: unknown[] = [];
+  for (const [field, value] of fields(buf)) {
+    if (field === 1) out.name = text(value);
+    else if (field === 2) out.version = text(value);
+    else if (field === 3) attributes.push(keyValueOf(value as Uint8Array));
+  }
+  if (attributes.length > 0) out.attributes = attributes;
+  return out;
+}
+
+function spanOf(buf: Uint8Array): Record<string, unknown> {
+  const out: Record<string, unknown> = { attributes: [] as unknown[], events: [] as unknown[] };
+  for (const [field, value] of fields(buf)) {
+    switch (field) {
+      case 1:
+        out.traceId = hex(value);
+        break;
+      case 2:
+        out.spanId = hex(value);
+        break;
+      case 3:
+        out.traceState = text(value);
+        break;
+      case 4:
+        if ((value as Uint8Array).length > 0) out.parentSpanId = hex(value);
+        break;
+      case 5:
+        out.name = text(value);
+        break;
+      case 6:
+        out.kind = Number(value);
+        break;
+      case 7:
+        out.startTimeUnixNano = String(value);
+        break;
+      case 8:
+        out.endTimeUnixNano = String(value);
+        break;
+      case 9:
+        (out.attributes as unknown[]).push(keyValueOf(value as Uint8Array));
+        break;
+      case 10:
+        out.droppedAttributesCount = Number(value);
+        break;
+      case 11:
+        (out.events as unknown[]).push(eventOf(value as Uint8Array));
+        break;
+      case 15:
+        out.status = statusOf(value as Uint8Array);
+        break;
+      case 16:
+        out.flags = Number(value);
+        break;
+    }
+  }
+  return out;
+}
+
+function eventOf(buf: Uint8Array): Record<string, unknown> {
+  const out: Record<string, unknown> = { attributes: [] as unknown[] };
+  for (const [field, value] of fields(buf)) {
+    if (field === 1) out.timeUnixNano = String(value);
+    else if (field === 2) out.name = text(value);
+    else if (field === 3) (out.attributes as unknown[]).push(keyValueOf(value as Uint8Array));
+    else if (field === 4) out.droppedAttributesCount = Number(value);
+  }
+  return out;
+}
+
+function statusOf(buf: Uint8Array): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [field, value] of fields(buf)) {
+    if (field === 2) out.message = text(value);
+    else if (field === 3) out.code = Number(value);
+  }
+  return out;
+}
+
+function attributesOf(buf: Uint8Array, fieldNumber: number): unknown[] {
+  const out: unknown[] = [];
+  for (const [field, value] of fields(buf))
+    if (field === fieldNumber) out.push(keyValueOf(value as Uint8Array));
+  return out;
+}
+
+function keyValueOf(buf: Uint8Array): Record<string, unknown> {
+  let key = '';
+  let value: Record<string, unknown> = {};
+  for (const [field, v] of fields(buf)) {
+    if (field === 1) key = text(v);
+    else if (field === 2) value = anyValueOf(v as Uint8Array);
+  }
+  return { key, value };
+}
+
+function anyValueOf(buf: Uint8Array): Record<string, unknown> {
+  let out: Record<string, unknown> = {};
+  for (const [field, v] of fields(buf)) {
+    switch (field) {
+      case 1:
+        out = { stringValue: text(v) };
+        break;
+      case 2:
+        out = { boolValue: v !== 0n };
+        break;
+      case 3:
+        out = { intValue: BigInt.asIntN(64, v as bigint).toString() };
+        break;
+      case 4:
+        out = { doubleValue: doubleOf(v as bigint) };
+        break;
+      case 5:
+        out = { arrayValue: { values: listOf(v as Uint8Array).map(anyValueOf) } };
+        break;
+      case 6:
+        out = { kvlistValue: { values: listOf(v as Uint8Array).map(keyValueOf) } };
+        break;
+      case 7:
+        out = { bytesValue: Buffer.from(v as Uint8Array).toString('base64') };
+        break;
+    }
+  }
+  return out;
+}
+
+/** `ArrayValue.values` / `KeyValueList.values`: repeated field 1. */
+function listOf(buf: Uint8Array): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (const [field, v] of fields(buf)) if (field === 1) out.push(v as Uint8Array);
+  return out;
+}
+
+function doubleOf(bits: bigint): number {
+  const view = new DataView(new ArrayBuffer(8));
+  view.setBigUint64(0, bits, true);
+  return view.getFloat64(0, true);
+}
