@@ -134,6 +134,37 @@ describe('ToolwatchSpanProcessor', () => {
       await p.provider.shutdown();
     });
 
+    it('judges an implicit run (tools under chain spans, no agent span) when the chain ends', async () => {
+      const scorer = fakeScorer({ name: 's' });
+      const verdicts: Verdict[] = [];
+      const p = pipeline({ policy: policyOf([{ scorers: [scorer] }]), onVerdict: (v) => verdicts.push(v) });
+      const chain = (name: string, parent?: Parameters<typeof inside>[0]) =>
+        p.tracer.startSpan(name, { attributes: { 'openinference.span.kind': 'CHAIN' } }, inside(parent));
+      const graph = chain('LangGraph');
+      const node = chain('tools', graph);
+      p.tracer
+        .startSpan(
+          'search',
+          {
+            attributes: {
+              'openinference.span.kind': 'TOOL',
+              'tool.name': 'search',
+              'input.value': '{"q":"x"}',
+            },
+          },
+          inside(node),
+        )
+        .end();
+      node.end();
+      expect(verdicts).toHaveLength(0);
+      graph.end();
+      await p.flush();
+      expect(verdicts).toHaveLength(1);
+      expect(scorer.seen[0]!.implicit).toBe(true);
+      expect(scorer.seen[0]!.executions.map((e) => e.name)).toEqual(['search']);
+      await p.provider.shutdown();
+    });
+
     it('judges only the outermost run for root_only rules, with nested calls in view', async () => {
       const scorer = fakeScorer({ name: 's' });
       const p = pipeline({ policy: policyOf([{ scorers: [scorer] }]) });
