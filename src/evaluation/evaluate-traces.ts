@@ -1,6 +1,15 @@
 import { spansFromOtlpJson } from '../conventions/from-otlp-json.js';
 import { reconstructTraces } from '../reconstruction/reconstruct-trace.js';
-import type { AgentRun, JudgeFunction, Policy, Problem, Rule, SpanLike, Verdict } from '../types.js';
+import type {
+  AgentRun,
+  JudgeFunction,
+  Policy,
+  Problem,
+  Rule,
+  ScorerResult,
+  SpanLike,
+  Verdict,
+} from '../types.js';
 import {
   completeRunAsync,
   evaluateRunSync,
@@ -70,23 +79,34 @@ export async function evaluateTraces(
       { maxPerMinute: policy.judge.maxPerMinute, maxConcurrent: policy.judge.maxConcurrent },
       options.now,
     );
-  const verdicts = entries.map((e) => e.evaluation.verdict);
-  const withJudges = entries.map((e, i) => ({ e, i })).filter(({ e }) => e.evaluation.pending.length > 0);
-  // As many workers as the budget allows in flight, so concurrency alone never refuses a call.
+  // One work item per judge call, taken in verdict order by as many workers as the budget
+  // allows in flight: concurrency alone never refuses a call, and each call asks the limiter
+  // as it is taken, so which calls the per-minute budget admits does not depend on latency.
+  const items = entries.flatMap((e, i) => e.evaluation.pending.map((judge) => ({ e, i, judge })));
+  const extras = entries.map(() => [] as ScorerResult[]);
   let next = 0;
   const worker = async () => {
-    while (next < withJudges.length) {
-      const { e, i } = withJudges[next++]!;
-      const extra = await completeRunAsync(e.run, e.rule, policy, e.evaluation, {
-        ...(options.judges ? { judges: options.judges } : {}),
-        limiter,
-        ...(options.signal ? { signal: options.signal } : {}),
-      });
-      verdicts[i] = finalizeVerdict(e.evaluation.verdict, extra, e.rule);
+    while (next < items.length) {
+      const { e, i, judge } = items[next++]!;
+      const results = await completeRunAsync(
+        e.run,
+        e.rule,
+        policy,
+        { pending: [judge], reasons: e.evaluation.reasons },
+        {
+          ...(options.judges ? { judges: options.judges } : {}),
+          limiter,
+          ...(options.signal ? { signal: options.signal } : {}),
+        },
+      );
+      extras[i]!.push(...results);
     }
   };
-  const workers = Math.max(1, Math.min(policy.judge.maxConcurrent, withJudges.length));
+  const workers = Math.max(1, Math.min(policy.judge.maxConcurrent, items.length));
   await Promise.all(Array.from({ length: workers }, worker));
+  const verdicts = entries.map((e, i) =>
+    extras[i]!.length > 0 ? finalizeVerdict(e.evaluation.verdict, extras[i]!, e.rule) : e.evaluation.verdict,
+  );
   return verdicts;
 }
 

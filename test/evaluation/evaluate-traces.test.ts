@@ -172,6 +172,34 @@ describe('evaluateTraces', () => {
     expect(calls).toBe(2);
   });
 
+  it('admits the same judge calls under a per-minute budget whatever their latency', async () => {
+    const policy = await loadPolicy(`
+version: 1
+judge: { max_per_minute: 3, max_concurrent: 2 }
+rules:
+  - name: r
+    scorers:
+      - { kind: llm_judge, name: j1, prompt: tool_appropriateness, sampling: { ratio: 1 } }
+      - { kind: llm_judge, name: j2, prompt: tool_appropriateness, sampling: { ratio: 1 } }
+`);
+    const inputs = [0.1, 0.2, 0.3].map((f) => badTrace(traceIdAt(f)).toOtlp());
+    for (const delays of [
+      [30, 0, 10, 0, 0, 0],
+      [0, 30, 0, 20, 5, 0],
+      [0, 0, 0, 0, 0, 0],
+    ]) {
+      let call = 0;
+      const judge = () =>
+        new Promise<string>((resolve) => setTimeout(() => resolve(JUDGE_OK), delays[call++]));
+      const verdicts = await evaluateTraces(inputs, policy, { judges: { default: judge }, now: () => 0 });
+      expect(verdicts.map((v) => v.results.map((r) => `${r.scorer}:${r.label}`))).toEqual([
+        ['j1:pass', 'j2:pass'],
+        ['j1:pass', 'j2:skipped'],
+        ['j1:skipped', 'j2:skipped'],
+      ]);
+    }
+  });
+
   it('reports judges that are not configured as errors, never throwing', async () => {
     const policy = await loadPolicy(POLICY);
     const [v] = await evaluateTraces(badTrace(traceIdAt(0.2)).toOtlp(), policy);
