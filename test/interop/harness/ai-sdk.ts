@@ -4,6 +4,8 @@ import { z } from 'zod';
 import { buildGroundTruth } from './build-ground-truth.js';
 import { createCapture, settle } from './capture.js';
 import {
+  HISTORY_PROMPTS,
+  history,
   invalidInput,
   multiStep,
   parallelCalls,
@@ -110,6 +112,8 @@ function scriptFor(scenario: ScenarioName): Script {
       return new Script(unknownTool());
     case 'invalid_input':
       return new Script(invalidInput());
+    case 'history':
+      return new Script(history());
     default:
       throw new Error(`ai-sdk has no scenario ${scenario}`);
   }
@@ -131,6 +135,7 @@ export async function runAiSdkScenario(
     metadata: { scenario },
   });
 
+  let firstRunSpans = 0;
   if (scenario === 'subagent_as_tool') {
     const researcher = new ToolLoopAgent({
       model: scriptedModel(script, 'researcher'),
@@ -162,6 +167,31 @@ export async function runAiSdkScenario(
       experimental_telemetry: telemetry(WEATHER_AGENT),
     });
     await result.text;
+  } else if (scenario === 'history') {
+    const model = scriptedModel(script, WEATHER_AGENT);
+    const tools = weatherTools(recorder, WEATHER_AGENT);
+    const first = await generateText({
+      model,
+      tools,
+      stopWhen: stepCountIs(5),
+      prompt: HISTORY_PROMPTS[0],
+      experimental_telemetry: telemetry(WEATHER_AGENT),
+    });
+    await settle();
+    firstRunSpans = capture.exporter.getFinishedSpans().length;
+    script.forgetServed();
+    recorder.forget();
+    await generateText({
+      model,
+      tools,
+      stopWhen: stepCountIs(5),
+      messages: [
+        { role: 'user', content: HISTORY_PROMPTS[0] },
+        ...first.response.messages,
+        { role: 'user', content: HISTORY_PROMPTS[1] },
+      ],
+      experimental_telemetry: telemetry(WEATHER_AGENT),
+    });
   } else {
     await generateText({
       model: scriptedModel(script, WEATHER_AGENT),
@@ -173,6 +203,7 @@ export async function runAiSdkScenario(
   }
   // The streamText root span ends after `result.text` resolves.
   await settle();
-  const spans = await capture.finish();
+  // history: only the second run of the conversation is the scenario.
+  const spans = (await capture.finish()).slice(firstRunSpans);
   return { spans, groundTruth: buildGroundTruth('ai-sdk', scenario, script, recorder.calls) };
 }

@@ -9,6 +9,8 @@ import { z } from 'zod';
 import { buildGroundTruth } from './build-ground-truth.js';
 import { createCapture, settle } from './capture.js';
 import {
+  HISTORY_PROMPTS,
+  history,
   invalidInput,
   multiStep,
   parallelCalls,
@@ -101,6 +103,8 @@ function scriptFor(scenario: ScenarioName): Script {
       return new Script(unknownTool());
     case 'invalid_input':
       return new Script(invalidInput());
+    case 'history':
+      return new Script(history());
     default:
       throw new Error(`langchain has no scenario ${scenario}`);
   }
@@ -151,7 +155,15 @@ export async function runLangChainScenario(
   }
 
   const input = { messages: [{ role: 'user', content: prompt }] };
-  if (scenario === 'stream_multi_step') {
+  let firstRunSpans = 0;
+  if (scenario === 'history') {
+    const first = await agent.invoke({ messages: [{ role: 'user', content: HISTORY_PROMPTS[0] }] });
+    await settle();
+    firstRunSpans = capture.exporter.getFinishedSpans().length;
+    script.forgetServed();
+    recorder.forget();
+    await agent.invoke({ messages: [...first.messages, { role: 'user', content: HISTORY_PROMPTS[1] }] });
+  } else if (scenario === 'stream_multi_step') {
     const stream = await agent.stream(input, { streamMode: 'values' });
     for await (const _chunk of stream) {
       // Drain: the run advances only as the stream is read.
@@ -160,6 +172,7 @@ export async function runLangChainScenario(
     await agent.invoke(input);
   }
   await settle();
-  const spans = await capture.finish();
+  // history: only the second run of the conversation is the scenario.
+  const spans = (await capture.finish()).slice(firstRunSpans);
   return { spans, groundTruth: buildGroundTruth('langchain', scenario, script, recorder.calls) };
 }

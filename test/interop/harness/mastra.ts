@@ -9,6 +9,8 @@ import { z } from 'zod';
 import { buildGroundTruth } from './build-ground-truth.js';
 import { settle } from './capture.js';
 import {
+  HISTORY_PROMPTS,
+  history,
   invalidInput,
   multiStep,
   parallelCalls,
@@ -198,9 +200,32 @@ function scriptFor(scenario: ScenarioName): Script {
       return new Script(unknownTool());
     case 'invalid_input':
       return new Script(invalidInput());
+    case 'history':
+      return new Script(history());
     default:
       throw new Error(`mastra has no scenario ${scenario}`);
   }
+}
+
+/**
+ * history: run the first turn, forget it, then send its messages with a second prompt. Returns
+ * the trace id of the second run, the only one the scenario keeps.
+ */
+async function runConversation(agent: {
+  generate: (...args: any[]) => Promise<any>;
+}): Promise<string | undefined> {
+  const first = await agent.generate(HISTORY_PROMPTS[0], { maxSteps: 5 });
+  current.script!.forgetServed();
+  current.recorder!.forget();
+  const second = await agent.generate(
+    [
+      { role: 'user', content: HISTORY_PROMPTS[0] },
+      ...first.response.messages,
+      { role: 'user', content: HISTORY_PROMPTS[1] },
+    ],
+    { maxSteps: 5 },
+  );
+  return second.traceId;
 }
 
 /** Replays Mastra's finished spans into span processors: starts in start order, then ends in end order. */
@@ -236,6 +261,8 @@ export async function runMastraScenario(
           maxSteps: 5,
         });
       traceId = result.traceId;
+    } else if (scenario === 'history') {
+      traceId = await runConversation(mastra.getAgent(WEATHER_AGENT));
     } else if (scenario === 'stream_multi_step') {
       const result = await mastra.getAgent(WEATHER_AGENT).stream('What is the weather in Paris, in °F?', {
         maxSteps: 5,

@@ -21,7 +21,9 @@ import { z } from 'zod';
 import { buildGroundTruth } from './build-ground-truth.js';
 import { createCapture, settle } from './capture.js';
 import {
+  HISTORY_PROMPTS,
   handoff as handoffScript,
+  history,
   invalidInput,
   multiStep,
   parallelCalls,
@@ -240,6 +242,8 @@ function scriptFor(scenario: ScenarioName): Script {
       return new Script(handoffScript());
     case 'invalid_input':
       return new Script(invalidInput());
+    case 'history':
+      return new Script(history());
     default:
       throw new Error(`openai-agents has no scenario ${scenario}`);
   }
@@ -294,10 +298,18 @@ export async function runOpenAiAgentsScenario(
   }
 
   let aborted = false;
+  let firstRunSpans = 0;
   try {
     if (scenario === 'stream_multi_step') {
       const result = await runner.run(entry, prompt, { stream: true });
       await result.completed;
+    } else if (scenario === 'history') {
+      const first = await runner.run(entry, HISTORY_PROMPTS[0]);
+      await settle();
+      firstRunSpans = capture.exporter.getFinishedSpans().length;
+      script.forgetServed();
+      recorder.forget();
+      await runner.run(entry, [...first.history, { role: 'user', content: HISTORY_PROMPTS[1] }]);
     } else {
       await runner.run(entry, prompt);
     }
@@ -307,6 +319,7 @@ export async function runOpenAiAgentsScenario(
     aborted = true;
   }
   await settle();
-  const spans = await capture.finish();
+  // history: only the second run of the conversation is the scenario.
+  const spans = (await capture.finish()).slice(firstRunSpans);
   return { spans, groundTruth: buildGroundTruth('openai-agents', scenario, script, recorder.calls, aborted) };
 }

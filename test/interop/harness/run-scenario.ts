@@ -13,6 +13,7 @@ export const SCENARIOS: Record<Framework, readonly ScenarioName[]> = {
     'stream_multi_step',
     'unknown_tool',
     'invalid_input',
+    'history',
   ],
   mastra: [
     'multi_step',
@@ -22,6 +23,7 @@ export const SCENARIOS: Record<Framework, readonly ScenarioName[]> = {
     'stream_multi_step',
     'unknown_tool',
     'invalid_input',
+    'history',
   ],
   'openai-agents': [
     'multi_step',
@@ -32,6 +34,7 @@ export const SCENARIOS: Record<Framework, readonly ScenarioName[]> = {
     'unknown_tool',
     'handoff',
     'invalid_input',
+    'history',
   ],
   langchain: [
     'multi_step',
@@ -41,6 +44,7 @@ export const SCENARIOS: Record<Framework, readonly ScenarioName[]> = {
     'stream_multi_step',
     'unknown_tool',
     'invalid_input',
+    'history',
   ],
   // AI SDK 7 and Mastra 1 live in test/interop/next (their own install); see NEXT_INSTALLED.
   'ai-sdk-v7': [
@@ -51,6 +55,7 @@ export const SCENARIOS: Record<Framework, readonly ScenarioName[]> = {
     'stream_multi_step',
     'unknown_tool',
     'invalid_input',
+    'history',
   ],
   'mastra-v1': [
     'multi_step',
@@ -60,6 +65,7 @@ export const SCENARIOS: Record<Framework, readonly ScenarioName[]> = {
     'stream_multi_step',
     'unknown_tool',
     'invalid_input',
+    'history',
   ],
 };
 

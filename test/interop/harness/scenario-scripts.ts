@@ -116,3 +116,26 @@ export function handoff(): AgentScript[] {
     },
   ];
 }
+
+/** The prompts of the two-turn conversation in `history`. */
+export const HISTORY_PROMPTS = ['What is the weather in Paris?', 'And in Fahrenheit?'] as const;
+
+/**
+ * Two runs of one conversation: the first asks getWeather, the second is sent the first run's
+ * messages (tool call and result included) and asks only celsiusToFahrenheit. Only the second
+ * run is recorded, so the replayed getWeather is history, never one of its calls.
+ */
+export function history(agent = WEATHER_AGENT): AgentScript[] {
+  return [
+    {
+      agent,
+      parent: null,
+      turns: [
+        { calls: [{ id: 'call_h1', name: 'getWeather', args: { city: 'Paris' } }] },
+        { text: 'It is 18°C in Paris.' },
+        { calls: [{ id: 'call_h2', name: 'celsiusToFahrenheit', args: { c: 18 } }] },
+        { text: 'That is 64.4°F.' },
+      ],
+    },
+  ];
+}

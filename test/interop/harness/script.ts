@@ -28,6 +28,14 @@ export class Script {
     this.agents = agents;
   }
 
+  /**
+   * Forgets what was served so far (the turn position is kept): the ground truth then covers
+   * only the runs after this point, e.g. the second turn of a conversation.
+   */
+  forgetServed(): void {
+    this.served.clear();
+  }
+
   next(agent: string): ScriptedTurn {
     const script = this.agents.find((a) => a.agent === agent);
     if (!script) throw new Error(`no script for agent ${agent}`);

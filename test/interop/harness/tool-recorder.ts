@@ -29,6 +29,11 @@ export class ToolRecorder {
     };
   }
 
+  /** Forgets every recorded call (see `Script.forgetServed`). */
+  forget(): void {
+    this.calls.length = 0;
+  }
+
   /** Records a call the framework itself performs (e.g. an OpenAI Agents handoff). */
   record(agent: string, name: string, args: unknown): void {
     this.calls.push({ agent, name, args: structuredClone(args), threw: false });

@@ -10,7 +10,8 @@ export type ScenarioName =
   | 'stream_multi_step'
   | 'unknown_tool'
   | 'invalid_input'
-  | 'handoff';
+  | 'handoff'
+  | 'history';
 
 export interface ScenarioOptions {
   /**

@@ -5,6 +5,8 @@ import { z } from 'zod';
 import { buildGroundTruth } from '../harness/build-ground-truth.js';
 import { createCapture, settle } from '../harness/capture.js';
 import {
+  HISTORY_PROMPTS,
+  history,
   invalidInput,
   multiStep,
   parallelCalls,
@@ -110,6 +112,8 @@ function scriptFor(scenario: ScenarioName): Script {
       return new Script(unknownTool());
     case 'invalid_input':
       return new Script(invalidInput());
+    case 'history':
+      return new Script(history());
     default:
       throw new Error(`ai-sdk-v7 has no scenario ${scenario}`);
   }
@@ -132,6 +136,7 @@ export async function runAiSdkV7Scenario(
   const recorder = new ToolRecorder();
   const telemetry = (functionId: string) => ({ isEnabled: true, functionId, integrations: integration });
 
+  let firstRunSpans = 0;
   if (scenario === 'subagent_as_tool') {
     const researcher = new ToolLoopAgent({
       model: scriptedModel(script, 'researcher'),
@@ -163,6 +168,31 @@ export async function runAiSdkV7Scenario(
       telemetry: telemetry(WEATHER_AGENT),
     });
     await result.text;
+  } else if (scenario === 'history') {
+    const model = scriptedModel(script, WEATHER_AGENT);
+    const tools = weatherTools(recorder, WEATHER_AGENT);
+    const first = await generateText({
+      model,
+      tools,
+      stopWhen: stepCountIs(5),
+      prompt: HISTORY_PROMPTS[0],
+      telemetry: telemetry(WEATHER_AGENT),
+    });
+    await settle();
+    firstRunSpans = capture.exporter.getFinishedSpans().length;
+    script.forgetServed();
+    recorder.forget();
+    await generateText({
+      model,
+      tools,
+      stopWhen: stepCountIs(5),
+      messages: [
+        { role: 'user', content: HISTORY_PROMPTS[0] },
+        ...first.response.messages,
+        { role: 'user', content: HISTORY_PROMPTS[1] },
+      ],
+      telemetry: telemetry(WEATHER_AGENT),
+    });
   } else {
     await generateText({
       model: scriptedModel(script, WEATHER_AGENT),
@@ -173,6 +203,7 @@ export async function runAiSdkV7Scenario(
     });
   }
   await settle();
-  const spans = await capture.finish();
+  // history: only the second run of the conversation is the scenario.
+  const spans = (await capture.finish()).slice(firstRunSpans);
   return { spans, groundTruth: buildGroundTruth('ai-sdk-v7', scenario, script, recorder.calls) };
 }

@@ -10,6 +10,8 @@ import { z } from 'zod';
 import { buildGroundTruth } from '../harness/build-ground-truth.js';
 import { settle } from '../harness/capture.js';
 import {
+  HISTORY_PROMPTS,
+  history,
   invalidInput,
   multiStep,
   parallelCalls,
@@ -204,9 +206,32 @@ function scriptFor(scenario: ScenarioName): Script {
       return new Script(unknownTool());
     case 'invalid_input':
       return new Script(invalidInput());
+    case 'history':
+      return new Script(history());
     default:
       throw new Error(`mastra-v1 has no scenario ${scenario}`);
   }
+}
+
+/**
+ * history: run the first turn, forget it, then send its messages with a second prompt. Returns
+ * the trace id of the second run, the only one the scenario keeps.
+ */
+async function runConversation(agent: {
+  generate: (...args: any[]) => Promise<any>;
+}): Promise<string | undefined> {
+  const first = await agent.generate(HISTORY_PROMPTS[0], { maxSteps: 5 });
+  current.script!.forgetServed();
+  current.recorder!.forget();
+  const second = await agent.generate(
+    [
+      { role: 'user', content: HISTORY_PROMPTS[0] },
+      ...first.response.messages,
+      { role: 'user', content: HISTORY_PROMPTS[1] },
+    ],
+    { maxSteps: 5 },
+  );
+  return second.traceId;
 }
 
 function replayInto(processors: readonly SpanProcessor[], spans: readonly ReadableSpan[]): void {
@@ -237,7 +262,9 @@ export async function runMastraV1Scenario(
         ? 'What is the weather in Tokyo? Ask the researcher.'
         : 'What is the weather in Paris?';
     try {
-      if (scenario === 'stream_multi_step') {
+      if (scenario === 'history') {
+        traceId = await runConversation(mastra.getAgent(agentName));
+      } else if (scenario === 'stream_multi_step') {
         const result = await mastra.getAgent(agentName).stream(prompt, { maxSteps: 5 });
         await result.consumeStream();
         traceId = result.traceId;
