@@ -4,7 +4,7 @@ import { type CliIo, scoreCommand } from './commands/score.js';
 const USAGE = `usage: toolwatch <command> [options]
 
 commands:
-  score FILE... --policy P [--format json|table] [--out PATH] [--gate] [--baseline B]
+  score FILE... --policy P [--format json|table|junit|markdown|html] [--out PATH] [--gate] [--baseline B]
                               score OTLP/JSON traces against a policy
   baseline save FILE... --policy P --out B
                               save verdicts as a baseline for --baseline`;

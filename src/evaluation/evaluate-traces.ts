@@ -1,10 +1,11 @@
 import { spansFromOtlpJson } from '../conventions/from-otlp-json.js';
-import { reconstructTraces } from '../reconstruction/reconstruct-trace.js';
+import { reconstructTrace } from '../reconstruction/reconstruct-trace.js';
 import type {
   AgentRun,
   JudgeFunction,
   Policy,
   Problem,
+  ReconstructedTrace,
   Rule,
   ScorerResult,
   SpanLike,
@@ -55,7 +56,7 @@ export async function evaluateTraces(
   const problems = options.problems ?? [];
   const spans = decode(input, problems);
   const entries: Entry[] = [];
-  for (const trace of reconstructTraces(spans)) {
+  for (const trace of reconstructEach(spans, problems)) {
     problems.push(...trace.problems);
     const stack = [...trace.runs].reverse();
     while (stack.length > 0) {
@@ -108,6 +109,32 @@ export async function evaluateTraces(
     extras[i]!.length > 0 ? finalizeVerdict(e.evaluation.verdict, extras[i]!, e.rule) : e.evaluation.verdict,
   );
   return verdicts;
+}
+
+/**
+ * Each trace reconstructed on its own, so that a trace that breaks reconstruction costs
+ * only its own verdicts (recorded as a problem) rather than the whole batch.
+ */
+function reconstructEach(spans: SpanLike[], problems: Problem[]): ReconstructedTrace[] {
+  const groups = new Map<string, SpanLike[]>();
+  for (const span of spans) {
+    const group = groups.get(span.traceId);
+    if (group) group.push(span);
+    else groups.set(span.traceId, [span]);
+  }
+  const out: ReconstructedTrace[] = [];
+  for (const [traceId, group] of groups) {
+    try {
+      out.push(reconstructTrace(group));
+    } catch (err) {
+      problems.push({
+        code: 'reconstruction_failed',
+        message: `trace ${traceId} could not be reconstructed: ${err instanceof Error ? err.message : String(err)}`,
+        traceId,
+      });
+    }
+  }
+  return out;
 }
 
 function evaluate(run: AgentRun, rule: Rule, policy: Policy): RunEvaluation {

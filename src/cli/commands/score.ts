@@ -5,6 +5,7 @@ import { evaluateTraces } from '../../evaluation/evaluate-traces.js';
 import { loadPolicy } from '../../policy/load-policy.js';
 import { PolicyError } from '../../policy/policy-error.js';
 import type { Problem, Verdict } from '../../types.js';
+import { formatVerdicts, REPORT_FORMATS, type ReportFormat } from '../format-verdicts.js';
 import { otlpJsonFromProtobuf } from '../otlp-protobuf.js';
 
 export interface CliIo {
@@ -12,21 +13,20 @@ export interface CliIo {
   stderr: (text: string) => void;
 }
 
-export const SCORE_USAGE = `usage: toolwatch score FILE... --policy P [--format json|table] [--out PATH] [--gate] [--baseline B]
+export const SCORE_USAGE = `usage: toolwatch score FILE... --policy P [--format json|table|junit|markdown|html] [--out PATH] [--gate] [--baseline B]
 
   FILE        OTLP/JSON: one ExportTraceServiceRequest per file, or JSON Lines
               (one request per line, as the Collector's file exporter writes);
               OTLP/protobuf when the name ends in .pb or .binpb
   --policy    the policy file (YAML or JSON)
-  --format    json (default): one verdict object per line; table: one line per verdict
+  --format    json (default): one verdict object per line; table: one line per verdict;
+              junit: a test case per (run, scorer); markdown: for PR comments; html
   --out       write verdicts to PATH instead of stdout
   --gate      check the policy's gates (report on stderr); exit 1 when one fails
   --baseline  verdicts of an earlier run (JSON Lines, as --format json writes them)
               for the *_vs_baseline gates
 
 exit status: 0 scored (and gates held), 1 a gate failed, 2 bad usage or invalid policy`;
-
-const LATER_FORMATS = new Set(['junit', 'markdown', 'html']);
 
 /** `toolwatch score`: exit 0 scored (gates held), 1 a gate failed, 2 bad usage or unreadable policy. */
 export async function scoreCommand(argv: string[], io: CliIo): Promise<number> {
@@ -44,15 +44,8 @@ export async function scoreCommand(argv: string[], io: CliIo): Promise<number> {
   }
   if (!values.policy) return usage(io, '--policy is required');
   if (positionals.length === 0) return usage(io, 'no trace files given');
-  const format = values.format ?? 'json';
-  if (format !== 'json' && format !== 'table') {
-    return usage(
-      io,
-      LATER_FORMATS.has(format)
-        ? `--format ${format} is not available yet; use json`
-        : `unknown format ${format}`,
-    );
-  }
+  const format = (values.format ?? 'json') as ReportFormat;
+  if (!REPORT_FORMATS.includes(format)) return usage(io, `unknown format ${format}`);
 
   let policy: Awaited<ReturnType<typeof loadPolicy>>;
   try {
@@ -95,7 +88,7 @@ export async function scoreCommand(argv: string[], io: CliIo): Promise<number> {
   const problems: Problem[] = [];
   const verdicts = await evaluateTraces(requests, policy, { problems });
   for (const p of problems) io.stderr(`toolwatch score: ${p.code}: ${p.message}\n`);
-  const out = format === 'table' ? table(verdicts) : verdicts.map((v) => `${JSON.stringify(v)}\n`).join('');
+  const out = formatVerdicts(verdicts, format, policy.redact);
   if (values.out) await writeFile(values.out, out);
   else io.stdout(out);
 
@@ -104,29 +97,6 @@ export async function scoreCommand(argv: string[], io: CliIo): Promise<number> {
   for (const g of gates) io.stderr(`${gateLine(g)}\n`);
   if (gates.length === 0) io.stderr('toolwatch score: the policy has no gates\n');
   return gates.every((g) => g.held) ? 0 : 1;
-}
-
-function table(verdicts: Verdict[]): string {
-  const rows = verdicts.map((v) => [
-    v.trace_id.slice(0, 8),
-    v.span_id,
-    v.agent,
-    v.rule,
-    v.passed ? 'pass' : 'FAIL',
-    v.results
-      .filter((r) => r.label === 'fail' || r.label === 'error')
-      .map((r) => (r.label === 'error' ? `${r.scorer} (error)` : r.scorer))
-      .join(', '),
-  ]);
-  const head = ['trace', 'span', 'agent', 'rule', 'verdict', 'failed'];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd();
-  const passed = verdicts.filter((v) => v.passed).length;
-  return [line(head), ...rows.map(line), '', `${verdicts.length} verdicts, ${passed} passed`, ''].join('\n');
 }
 
 function gateLine(g: GateOutcome): string {
