@@ -131,6 +131,10 @@ const DEFAULTS = {
 
 const TIME_ORIGIN = performance.timeOrigin;
 
+// Most traces never need these; they are allocated on first write.
+const NO_SPANS: Set<string> = new Set();
+const NO_LATE_RUNS: Map<string, LateRun> = new Map();
+
 const ARG_KEYS = [
   ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
   ATTR_AI_TOOL_CALL_ARGS,
@@ -168,6 +172,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   private readonly _traceTtlMs: number;
   private readonly _judgeTimeoutMs: number;
   private readonly _allRulesRootOnly: boolean;
+  private readonly _rulesReadAttributes: boolean;
   /** Out-of-sample runs need no rebuild unless judges escalate on ERROR spans, which needs the whole run. */
   private readonly _sampledOutFastPath: boolean;
   private readonly _traces = new Map<string, TraceState>();
@@ -176,6 +181,9 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   private readonly _pending = new Set<Promise<unknown>>();
   private readonly _problems = new Map<string, number>();
   private readonly _sweeper: ReturnType<typeof setInterval>;
+  private readonly _sweepPeriodMs: number;
+  /** Epoch ms of the last sweep: a clock read per span would cost more than TTL precision needs. */
+  private _clock = Date.now();
   private readonly _abort = new AbortController();
   /** Set by the first `onEnding` call: the SDK supports it, so agent spans are written in place. */
   private _sdkCallsOnEnding = false;
@@ -210,9 +218,10 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     this._live = new LiveMisuseMonitor(options.policy, (event) => this._reportMisuse(event));
     this._limiter = new JudgeLimiter(options.policy.judge);
     this._allRulesRootOnly = options.policy.rules.every((rule) => rule.match.rootOnly);
+    this._rulesReadAttributes = options.policy.rules.some((rule) => rule.match.attributes !== undefined);
     this._sampledOutFastPath = !options.policy.judge.escalateOn.includes('error_span');
-    const period = Math.max(10, Math.min(this._traceTtlMs / 2, 30_000));
-    this._sweeper = setInterval(() => this._sweep(), period);
+    this._sweepPeriodMs = Math.max(10, Math.min(this._traceTtlMs / 2, 30_000));
+    this._sweeper = setInterval(() => this._sweep(), this._sweepPeriodMs);
     // The processor must never keep the process alive.
     this._sweeper.unref?.();
   }
@@ -289,7 +298,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     };
     state.spans.set(ctx.spanId, entry);
     state.openCount++;
-    state.lastActivity = Date.now();
+    state.lastActivity = this._clock;
     if (++this._held > this._maxBufferedSpans) this._evictForRoom(state);
     if (role === SpanRole.NONE) return;
     if (role === SpanRole.TOOL) state.hasTool = true;
@@ -357,7 +366,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       entry.open = false;
       state.openCount--;
     }
-    state.lastActivity = Date.now();
+    state.lastActivity = this._clock;
     if (entry.role === SpanRole.NONE) {
       entry.role = spanRole(span.name, span.attributes);
       if (entry.role === SpanRole.TOOL) state.hasTool = true;
@@ -398,11 +407,11 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       traceId,
       spans: new Map(),
       openCount: 0,
-      lastActivity: Date.now(),
+      lastActivity: this._clock,
       hasTool: false,
       evaluated: new Set(),
-      counted: new Set(),
-      late: new Map(),
+      counted: NO_SPANS,
+      late: NO_LATE_RUNS,
     };
     this._traces.set(traceId, state);
     this._metrics.tracesBuffered(1);
@@ -438,7 +447,10 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   /** Evicts traces with no activity for `traceTtlMs`: their roots will never end. */
   private _sweep(): void {
     try {
-      const cutoff = Date.now() - this._traceTtlMs;
+      const now = Date.now();
+      this._clock = now;
+      // Activity is stamped with the clock of the last sweep, up to one period early.
+      const cutoff = now - this._traceTtlMs - this._sweepPeriodMs;
       for (const state of this._traces.values()) {
         if (state.lastActivity > cutoff) continue;
         if (state.late.size > 0) {
@@ -566,7 +578,10 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       history: [],
       start: like.startTime,
       status: like.status.code,
-      attributes: { ...span.resource?.attributes, ...span.attributes },
+      // Merging in the resource costs a copy per run; only `match.attributes` reads it.
+      attributes: this._rulesReadAttributes
+        ? { ...span.resource?.attributes, ...span.attributes }
+        : span.attributes,
       hasErrorSpan: false,
     };
   }
@@ -575,6 +590,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   private _countExecutions(state: TraceState, run: AgentRun): void {
     for (const execution of run.executions) {
       if (state.counted.has(execution.spanId)) continue;
+      if (state.counted === NO_SPANS) state.counted = new Set();
       state.counted.add(execution.spanId);
       this._metrics.recordToolExecution(execution.name, execution.status, run.agent);
     }
@@ -721,6 +737,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       timer: setTimeout(() => this._finishLate(state, late), this._lateSpanTimeoutMs),
     };
     late.timer.unref?.();
+    if (state.late === NO_LATE_RUNS) state.late = new Map();
     state.late.set(spanId, late);
     this._track(done);
   }
