@@ -542,8 +542,8 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
 
   /**
    * A run out of the policy's sample gets its record (every scorer `skipped: sampled_out`)
-   * without being rebuilt: rule matching only needs the agent span itself, so a policy
-   * sampling 10% of runs costs about 10% of one judging every run.
+   * without being rebuilt: rule matching only needs the agent span itself, so runs out of
+   * the sample skip reconstruction and scoring, the bulk of the cost.
    */
   private _evaluateSampledOut(
     state: TraceState,

@@ -68,6 +68,20 @@ describe('ToolwatchSpanProcessor', () => {
       await p.provider.shutdown();
     });
 
+    it('keeps argument values out of explanations when the policy redacts values', async () => {
+      const policy = policyOf([{ scorers: [fakeScorer({ name: 'picky', judge: () => false })] }], {
+        redact: { values: true },
+      });
+      const p = pipeline({ policy });
+      const agent = startAgent(p.tracer, 'a');
+      tool(p.tracer, 'get_order_detail', agent, { order_id: 'SECRET-42' });
+      agent.end();
+      const [event] = evaluationEvents(byName(await p.flush(), 'invoke_agent a'));
+      // The scorer's own reason names the calls; the redacted explanation carries only the label.
+      expect(event!.attributes?.['gen_ai.evaluation.explanation']).toBe('fail');
+      await p.provider.shutdown();
+    });
+
     it('judges an agent under an HTTP root and leaves runs no rule matches alone', async () => {
       const scorer = fakeScorer({ name: 's' });
       const policy = policyOf([{ match: { agent: 'refund-agent', rootOnly: true }, scorers: [scorer] }]);
