@@ -1,5 +1,11 @@
 import type { Gate, Policy, RuleMatch, Scorer } from '../types.js';
-import { assemble, duplicateScorerNames, issuesToProblems } from './parse-policy.js';
+import {
+  assemble,
+  buildScorer,
+  duplicateScorerNames,
+  isPlainObject,
+  issuesToProblems,
+} from './parse-policy.js';
 import { formatPath, PolicyError, type PolicyProblem } from './policy-error.js';
 import { policySchema } from './policy-schema.js';
 
@@ -7,8 +13,12 @@ export interface RuleDefinition {
   name: string;
   /** Default: any agent, outermost runs only. */
   match?: Partial<RuleMatch>;
-  /** Built with `reliability`, `toolCalls`, `toolOrder`, `trajectory`, `llmJudge` or custom `Scorer`s. */
-  scorers: Scorer[];
+  /**
+   * Built with `reliability`, `toolCalls`, `toolOrder`, `trajectory`, `llmJudge` or custom
+   * `Scorer`s; entries in the policy-file form (`{ kind: 'tool_order', expected_tool: … }`)
+   * are accepted too.
+   */
+  scorers: Array<Scorer | ({ kind: string } & Record<string, unknown>)>;
 }
 
 export interface PolicyDefinition {
@@ -63,6 +73,7 @@ export function definePolicy(definition: PolicyDefinition): Policy {
   const parsed = policySchema.safeParse(file);
   if (!parsed.success) problems.push(...issuesToProblems(parsed.error.issues, []));
   const names = new Map<string, number>();
+  const built: Scorer[][] = [];
   (definition.rules ?? []).forEach((rule, i) => {
     const first = names.get(rule.name);
     if (first !== undefined) {
@@ -71,27 +82,27 @@ export function definePolicy(definition: PolicyDefinition): Policy {
         message: `duplicate rule name ${JSON.stringify(rule.name)} (also rules[${first}])`,
       });
     } else names.set(rule.name, i);
-    const scorers = Array.isArray(rule.scorers) ? rule.scorers : [];
-    scorers.forEach((s, j) => {
-      if (!isScorer(s)) {
+    const entries: unknown[] = Array.isArray(rule.scorers) ? rule.scorers : [];
+    const placed: Array<[Scorer, number]> = [];
+    entries.forEach((entry, j) => {
+      if (isScorer(entry)) placed.push([entry, j]);
+      else if (isPlainObject(entry) && 'kind' in entry) {
+        // A scorer written in its policy-file form.
+        const scorer = buildScorer(entry, ['rules', i, 'scorers', j], problems);
+        if (scorer) placed.push([scorer, j]);
+      } else {
         problems.push({
           path: formatPath(['rules', i, 'scorers', j]),
-          message: 'expected a Scorer (name, kind, digest, async, config, score())',
+          message:
+            'expected a Scorer (name, kind, digest, async, config, score()) or a scorer entry with a kind',
         });
       }
     });
-    problems.push(
-      ...duplicateScorerNames(
-        scorers.filter(isScorer).map((s) => [s, scorers.indexOf(s)]),
-        i,
-      ),
-    );
+    built.push(placed.map(([s]) => s));
+    problems.push(...duplicateScorerNames(placed, i));
   });
   if (problems.length > 0 || !parsed.success) throw new PolicyError(problems);
-  return assemble(
-    parsed.data,
-    definition.rules.map((r) => r.scorers),
-  );
+  return assemble(parsed.data, built);
 }
 
 export function isScorer(value: unknown): value is Scorer {

@@ -100,7 +100,8 @@ export function duplicateScorerNames(scorers: Array<[Scorer, number]>, ruleIndex
 /** Argument values keep `PyFloat` (agno digests tell `1` from `1.0`); every other number is plain. */
 const FLOAT_KEEPING_KEYS = new Set(['arguments', 'expected_tool_call_arguments']);
 
-function buildScorer(
+/** Validates one policy-file scorer entry and builds it; problems are recorded by path. */
+export function buildScorer(
   entry: unknown,
   path: Array<string | number>,
   problems: PolicyProblem[],

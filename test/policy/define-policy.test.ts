@@ -66,6 +66,27 @@ rules:
     ]);
   });
 
+  it('accepts scorer entries in the policy-file form, checked like the file', () => {
+    const policy = definePolicy({
+      rules: [
+        {
+          name: 'r',
+          scorers: [
+            toolOrder({ expectedTool: 'a' }),
+            { kind: 'reliability', name: 'rel', expected_tool_calls: ['a'] },
+          ],
+        },
+      ],
+    });
+    expect(policy.rules[0]!.scorers.map((s) => [s.name, s.kind])).toEqual([
+      ['tool_order', 'tool_order'],
+      ['rel', 'reliability'],
+    ]);
+    expect(() =>
+      definePolicy({ rules: [{ name: 'r', scorers: [{ kind: 'tool_order', expected_tool_order: 'a' }] }] }),
+    ).toThrow('rules[0].scorers[0].expected_tool_order: expected array of strings');
+  });
+
   it("lets the factories' construction errors through with agno's message", () => {
     expect(() => toolCalls({ expectedTools: [] })).toThrow(
       'ToolCallScorer needs expected_tools and/or arguments; with neither there is no check',
