@@ -167,53 +167,62 @@ export function llmJudge(options: LlmJudgeOptions): Scorer {
     sampling,
     config,
     async score(run: AgentRun, context: ScoreContext = {}): Promise<ScorerResult> {
-      const judge =
-        typeof options.judge === 'string' || options.judge === undefined
-          ? context.judges?.[judgeName]
-          : options.judge;
-      const call = toCallable(judge);
-      if (!call) {
-        return errorResult(
-          result,
-          judge === undefined
-            ? `no judge named "${judgeName}"`
-            : `judge "${judgeName}" is neither a function nor a language model`,
-          { attempts: 0 },
-        );
+      try {
+        return await scoreRun(run, context);
+      } catch (err) {
+        // Runs are data from the wire; nothing about one may turn into an exception.
+        return errorResult(result, `llm_judge failed: ${errorMessage(err)}`, {});
       }
-      const redact = context.redact ?? { values: false };
-      const calls = run.calls;
-      const input = promptInput(run, calls, offered, options.answerFacts ?? [], redact);
-      const { system, template, schema } = promptParts(prompt);
-      const request = renderTemplate(template, input);
-      let raw: string | undefined;
-      let problem = '';
-      for (let attempt = 1; attempt <= 2; attempt++) {
-        const text = attempt === 1 ? request : request + retryNote(problem);
-        try {
-          raw = await withTimeout(
-            (signal) => call({ system, prompt: text, temperature: 0, signal }),
-            timeoutMs,
-            context.signal,
-          );
-        } catch (err) {
-          return errorResult(result, `judge failed: ${errorMessage(err)}`, {
-            attempts: attempt,
-            raw: raw ?? null,
-          });
-        }
-        const parsed = parseReply(raw, schema);
-        if (parsed.ok) {
-          return interpret(result, prompt, parsed.value, calls, { raw, attempts: attempt });
-        }
-        problem = parsed.problem;
-      }
-      return errorResult(result, `judge reply unreadable twice: ${problem}`, {
-        attempts: 2,
-        raw: raw ?? null,
-      });
     },
   };
+
+  async function scoreRun(run: AgentRun, context: ScoreContext): Promise<ScorerResult> {
+    const judge =
+      typeof options.judge === 'string' || options.judge === undefined
+        ? context.judges?.[judgeName]
+        : options.judge;
+    const call = toCallable(judge);
+    if (!call) {
+      return errorResult(
+        result,
+        judge === undefined
+          ? `no judge named "${judgeName}"`
+          : `judge "${judgeName}" is neither a function nor a language model`,
+        { attempts: 0 },
+      );
+    }
+    const redact = context.redact ?? { values: false };
+    const calls = run.calls;
+    const input = promptInput(run, calls, offered, options.answerFacts ?? [], redact);
+    const { system, template, schema } = promptParts(prompt);
+    const request = renderTemplate(template, input);
+    let raw: string | undefined;
+    let problem = '';
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      const text = attempt === 1 ? request : request + retryNote(problem);
+      try {
+        raw = await withTimeout(
+          (signal) => call({ system, prompt: text, temperature: 0, signal }),
+          timeoutMs,
+          context.signal,
+        );
+      } catch (err) {
+        return errorResult(result, `judge failed: ${errorMessage(err)}`, {
+          attempts: attempt,
+          raw: raw ?? null,
+        });
+      }
+      const parsed = parseReply(raw, schema);
+      if (parsed.ok) {
+        return interpret(result, prompt, parsed.value, calls, { raw, attempts: attempt });
+      }
+      problem = parsed.problem;
+    }
+    return errorResult(result, `judge reply unreadable twice: ${problem}`, {
+      attempts: 2,
+      raw: raw ?? null,
+    });
+  }
 }
 
 type Make = (partial: Omit<ScorerResult, 'scorer' | 'kind' | 'digest'>) => ScorerResult;

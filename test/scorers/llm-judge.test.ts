@@ -227,6 +227,17 @@ describe('llmJudge reply handling', () => {
     expect(seen?.aborted).toBe(true);
   });
 
+  it('labels error rather than throwing on a malformed run', async () => {
+    const run = makeRun(twoCalls);
+    (run as { calls: unknown }).calls = null;
+    const r = await llmJudge({
+      prompt: 'tool_appropriateness',
+      judge: scripted([goodAppropriateness]).judge,
+    }).score(run);
+    expect(r.label).toBe('error');
+    expect(r.reason).toMatch(/^llm_judge failed: /);
+  });
+
   it('labels error when no judge is configured under that name', async () => {
     const r = await llmJudge({ prompt: 'tool_appropriateness', judge: 'strict' }).score(makeRun(twoCalls), {
       judges: { default: async () => goodAppropriateness },
