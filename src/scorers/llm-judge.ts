@@ -18,6 +18,7 @@ import {
   type JudgePromptInput,
   renderTemplate,
   retryNote,
+  TEMPLATE_PLACEHOLDERS,
   TOOL_APPROPRIATENESS_SYSTEM,
   TOOL_APPROPRIATENESS_TEMPLATE,
   TRAJECTORY_GROUNDING_SYSTEM,
@@ -40,7 +41,11 @@ export interface LanguageModelLike {
 export interface LlmJudgeOptions {
   /** Result name. Default `llm_judge`. */
   name?: string;
-  /** A built-in prompt or a custom `{ system?, template }` with `{{user_request}}`-style placeholders. */
+  /**
+   * A built-in prompt, or a custom `{ system?, template }` whose template may use
+   * `{{agent}}`, `{{user_request}}`, `{{agent_response}}`, `{{tool_calls}}`, `{{tool_names}}`,
+   * `{{tools}}` and `{{answer_facts}}`; the judge then replies `{ passed, score?, reason? }`.
+   */
   prompt: JudgePrompt;
   /** Facts the final answer must convey (`trajectory_grounding`). Default none. */
   answerFacts?: string[];
@@ -74,7 +79,21 @@ export const llmJudgeConfigSchema = z.strictObject({
   prompt: z.union(
     [
       z.enum(['tool_appropriateness', 'trajectory_grounding']),
-      z.strictObject({ system: z.string().optional(), template: z.string().min(1) }),
+      z.strictObject({
+        system: z.string().optional(),
+        template: z
+          .string()
+          .min(1)
+          .superRefine((template, ctx) => {
+            const unknown = unknownPlaceholders(template);
+            if (unknown.length > 0) {
+              ctx.addIssue({
+                code: 'custom',
+                message: `unknown placeholder ${unknown.map((u) => `{{${u}}}`).join(', ')} (known: ${TEMPLATE_PLACEHOLDERS.join(', ')})`,
+              });
+            }
+          }),
+      }),
     ],
     { error: 'expected tool_appropriateness, trajectory_grounding or { system?, template }' },
   ),
@@ -406,6 +425,11 @@ async function withTimeout(
     clearTimeout(timer);
     outer?.removeEventListener('abort', onAbort);
   }
+}
+
+function unknownPlaceholders(template: string): string[] {
+  const names = [...template.matchAll(/\{\{\s*([a-z_]+)\s*\}\}/g)].map((m) => m[1]!);
+  return [...new Set(names.filter((n) => !TEMPLATE_PLACEHOLDERS.includes(n)))];
 }
 
 type ParseOutcome = { ok: true; value: unknown } | { ok: false; problem: string };

@@ -160,6 +160,11 @@ gates:
     expect(problemsOf(() => parsePolicy(judge({ system: 's' })))).toEqual([
       'rules[0].scorers[0].prompt.template: required (expected string)',
     ]);
+    expect(
+      problemsOf(() => parsePolicy(judge({ template: 'Was {{user_request}} met by {{answer}}?' }))),
+    ).toEqual([
+      'rules[0].scorers[0].prompt.template: unknown placeholder {{answer}} (known: agent, user_request, agent_response, tool_calls, tool_names, tools, answer_facts)',
+    ]);
   });
 
   it('names the accepted types when no branch of a union fits', () => {
