@@ -91,6 +91,8 @@ interface SpanEntry {
   live?: LiveAgent | null;
   /** High-resolution start (epoch ms) taken in `onStart`. */
   t0?: number;
+  /** First seen when it ended, so its place in the map says nothing of its start. */
+  outOfOrder?: boolean;
 }
 
 interface LateRun {
@@ -109,6 +111,11 @@ interface TraceState {
   evaluated: Set<string>;
   /** Execution spans already counted in `toolwatch.tool.executions`. */
   counted: Set<string>;
+  /**
+   * Untracked local parents of tracked tool/LLM spans: maybe agent spans whose attributes
+   * come later. The trace is kept until they end.
+   */
+  awaiting: Set<string>;
   late: Map<string, LateRun>;
 }
 
@@ -302,6 +309,15 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     if (++this._held > this._maxBufferedSpans) this._evictForRoom(state);
     if (role === SpanRole.NONE) return;
     if (role === SpanRole.TOOL) state.hasTool = true;
+    if (
+      (role === SpanRole.TOOL || role === SpanRole.LLM) &&
+      parentId !== undefined &&
+      !state.spans.has(parentId) &&
+      span.parentSpanContext?.isRemote !== true
+    ) {
+      if (state.awaiting === NO_SPANS) state.awaiting = new Set();
+      state.awaiting.add(parentId);
+    }
     // Ordinary spans between agent-related ones are kept so reconstruction can link through them.
     let ancestor = parentId === undefined ? undefined : state.spans.get(parentId);
     while (ancestor !== undefined && ancestor.role === SpanRole.NONE && !ancestor.needed) {
@@ -319,12 +335,13 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       // An agent span whose deciding attributes arrived after start, with no agent-related child.
       if (role !== SpanRole.AGENT || this._evicted.has(ctx.traceId)) return;
       state = this._createTrace(ctx.traceId);
-      state.spans.set(ctx.spanId, { span, parentId: parentIdOf(span), role, open: true, needed: false });
-      state.openCount++;
-      this._held++;
     }
-    const entry = state.spans.get(ctx.spanId);
-    if (entry === undefined) return;
+    let entry = state.spans.get(ctx.spanId);
+    if (entry === undefined) {
+      // Recognised only now (its attributes were set after start); its children were tracked.
+      if (role !== SpanRole.AGENT) return;
+      entry = this._trackLate(state, span, ctx.spanId);
+    }
     entry.role = role;
     if (!this._isRunCandidate(state, entry)) return;
     if (this._hasOpenDescendant(state, ctx.spanId)) {
@@ -336,32 +353,26 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
 
   private _onEnd(span: ReadableSpan): ReadableSpan {
     const ctx = span.spanContext();
-    const state = this._traces.get(ctx.traceId);
-    if (state === undefined) {
+    let state = this._traces.get(ctx.traceId);
+    let entry = state?.spans.get(ctx.spanId);
+    if (entry === undefined) {
       // SDKs without `onEnding` (1.x): an agent span that was never tracked is still a run.
       if (
-        !this._sdkCallsOnEnding &&
-        !this._evicted.has(ctx.traceId) &&
-        spanRole(span.name, span.attributes) === SpanRole.AGENT
+        this._sdkCallsOnEnding ||
+        this._evicted.has(ctx.traceId) ||
+        spanRole(span.name, span.attributes) !== SpanRole.AGENT
       ) {
-        const created = this._createTrace(ctx.traceId);
-        created.spans.set(ctx.spanId, {
-          span,
-          parentId: parentIdOf(span),
-          role: SpanRole.AGENT,
-          open: true,
-          needed: false,
-        });
-        created.openCount++;
-        this._held++;
-        return this._onEnd(span);
+        if (state !== undefined && state.awaiting.delete(ctx.spanId)) this._releaseIfIdle(state);
+        return span;
       }
-      return span;
+      state ??= this._createTrace(ctx.traceId);
+      entry = this._trackLate(state, span, ctx.spanId);
+      entry.role = SpanRole.AGENT;
     }
-    const entry = state.spans.get(ctx.spanId);
-    if (entry === undefined) return span;
+    if (state === undefined) return span;
     let forwarded = span;
     entry.span = span;
+    if (state.awaiting.size > 0) state.awaiting.delete(ctx.spanId);
     if (entry.open) {
       entry.open = false;
       state.openCount--;
@@ -387,12 +398,30 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       }
     }
     if (state.late.size > 0) this._checkLateRuns(state);
-    if (state.openCount === 0 && state.late.size === 0) this._releaseTrace(state);
+    this._releaseIfIdle(state);
     return forwarded;
   }
 
   // -------------------------------------------------------------------------------------
   // Trace state
+
+  /** Tracks a span first seen as it ends: out of start order in the map. */
+  private _trackLate(state: TraceState, span: ReadableSpan, spanId: string): SpanEntry {
+    const entry: SpanEntry = {
+      span,
+      parentId: parentIdOf(span),
+      role: SpanRole.NONE,
+      open: true,
+      needed: false,
+      outOfOrder: true,
+    };
+    const sdkStart = (span as unknown as { _performanceStartTime?: unknown })._performanceStartTime;
+    if (typeof sdkStart === 'number') entry.t0 = TIME_ORIGIN + sdkStart;
+    state.spans.set(spanId, entry);
+    state.openCount++;
+    this._held++;
+    return entry;
+  }
 
   private _createTrace(traceId: string): TraceState {
     if (this._traces.size >= this._maxTraces) {
@@ -411,11 +440,18 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       hasTool: false,
       evaluated: new Set(),
       counted: NO_SPANS,
+      awaiting: NO_SPANS,
       late: NO_LATE_RUNS,
     };
     this._traces.set(traceId, state);
     this._metrics.tracesBuffered(1);
     return state;
+  }
+
+  /** Nothing open, nothing waiting: the trace's runs are judged and its spans can go. */
+  private _releaseIfIdle(state: TraceState): void {
+    if (state.openCount === 0 && state.late.size === 0 && state.awaiting.size === 0)
+      this._releaseTrace(state);
   }
 
   private _releaseTrace(state: TraceState): void {
@@ -705,13 +741,16 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
         entry.like ??= toSpanLike(entry, entry.span, false);
         like = entry.like;
       }
-      // The map holds spans in start order: a tie on the clock is broken the way the application ran them.
-      if (like.startTime <= previous) {
-        const shift = previous + 0.001 - like.startTime;
-        like.startTime += shift;
-        if (like.endTime !== undefined) like.endTime += shift;
+      // Spans tracked from their start sit in the map in start order: a tie on the clock is
+      // broken the way the application ran them.
+      if (!entry.outOfOrder) {
+        if (like.startTime <= previous) {
+          const shift = previous + 0.001 - like.startTime;
+          like.startTime += shift;
+          if (like.endTime !== undefined) like.endTime += shift;
+        }
+        previous = like.startTime;
       }
-      previous = like.startTime;
       spans.push(like);
     }
     if (!ownSeen) {
@@ -762,7 +801,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
         this._problem('late', 'late evaluation failed', error);
       } finally {
         late.resolve();
-        if (state.openCount === 0 && state.late.size === 0) this._releaseTrace(state);
+        this._releaseIfIdle(state);
       }
     });
   }

@@ -179,6 +179,21 @@ describe('ToolwatchSpanProcessor', () => {
       await p.provider.shutdown();
     });
 
+    it('judges an agent span whose attributes were set after it started', async () => {
+      const scorer = fakeScorer({ name: 's' });
+      const p = pipeline({ policy: policyOf([{ scorers: [scorer] }]) });
+      const agent = p.tracer.startSpan('run');
+      tool(p.tracer, 'first', agent);
+      tool(p.tracer, 'second', agent);
+      agent.setAttributes({ 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'late-bloomer' });
+      agent.end();
+      const spans = await p.flush();
+      expect(scorer.seen.map((run) => run.agent)).toEqual(['late-bloomer']);
+      expect(scorer.seen[0]!.executions.map((e) => e.name)).toEqual(['first', 'second']);
+      expect(byName(spans, 'run').attributes['toolwatch.evaluation.passed']).toBe(true);
+      await p.provider.shutdown();
+    });
+
     it('judges only the outermost run for root_only rules, with nested calls in view', async () => {
       const scorer = fakeScorer({ name: 's' });
       const p = pipeline({ policy: policyOf([{ scorers: [scorer] }]) });
