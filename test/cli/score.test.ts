@@ -177,6 +177,27 @@ describe('toolwatch score', () => {
     expect(vsBaseline.stderr).toContain('gate regression_vs_baseline: 0.5 baseline 1 (max_drop 0.1) FAILED');
   });
 
+  it('runs llm_judge scorers with judges from --judges MODULE', async () => {
+    const policy = join(policies, 'cli-judged.yaml');
+    const [judged, unjudged, broken] = await Promise.all([
+      cli(['score', join(dir, 'good.json'), '--policy', policy, '--judges', join(policies, 'judges.mjs')]),
+      cli(['score', join(dir, 'good.json'), '--policy', policy]),
+      cli(['score', join(dir, 'good.json'), '--policy', policy, '--judges', join(dir, 'missing.mjs')]),
+    ]);
+    expect(judged.code).toBe(0);
+    expect(JSON.parse(judged.stdout).results[0]).toMatchObject({
+      scorer: 'llm_judge',
+      label: 'pass',
+      score: 1,
+    });
+    expect(JSON.parse(unjudged.stdout).results[0]).toMatchObject({
+      label: 'error',
+      reason: 'no judge named "default"',
+    });
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toContain('cannot load judges');
+  });
+
   it('reads OTLP/protobuf files (.pb) like their JSON form', async () => {
     const spans = await exportedSpans();
     await writeFile(join(dir, 'trace.pb'), ProtobufTraceSerializer.serializeRequest(spans)!);

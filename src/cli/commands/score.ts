@@ -1,4 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { checkGates, type GateOutcome } from '../../evaluation/check-gates.js';
 import { evaluateTraces } from '../../evaluation/evaluate-traces.js';
@@ -13,7 +15,7 @@ export interface CliIo {
   stderr: (text: string) => void;
 }
 
-export const SCORE_USAGE = `usage: toolwatch score FILE... --policy P [--format json|table|junit|markdown|html] [--out PATH] [--gate] [--baseline B]
+export const SCORE_USAGE = `usage: toolwatch score FILE... --policy P [--format json|table|junit|markdown|html] [--out PATH] [--gate] [--baseline B] [--judges MODULE]
 
   FILE        OTLP/JSON: one ExportTraceServiceRequest per file, or JSON Lines
               (one request per line, as the Collector's file exporter writes);
@@ -25,6 +27,8 @@ export const SCORE_USAGE = `usage: toolwatch score FILE... --policy P [--format 
   --gate      check the policy's gates (report on stderr); exit 1 when one fails
   --baseline  verdicts of an earlier run (JSON Lines, as --format json writes them)
               for the *_vs_baseline gates
+  --judges    a module for llm_judge scorers: exports \`judges\` (by name) or a
+              default judge function / AI SDK model (used as \`default\`)
 
 exit status: 0 scored (and gates held), 1 a gate failed, 2 bad usage or invalid policy`;
 
@@ -85,8 +89,18 @@ export async function scoreCommand(argv: string[], io: CliIo): Promise<number> {
     }
   }
 
+  let judges: Record<string, unknown> | undefined;
+  if (values.judges) {
+    try {
+      judges = await loadJudges(values.judges);
+    } catch (err) {
+      io.stderr(`toolwatch score: cannot load judges from ${values.judges}: ${(err as Error).message}\n`);
+      return 2;
+    }
+  }
+
   const problems: Problem[] = [];
-  const verdicts = await evaluateTraces(requests, policy, { problems });
+  const verdicts = await evaluateTraces(requests, policy, { problems, ...(judges ? { judges } : {}) });
   for (const p of problems) io.stderr(`toolwatch score: ${p.code}: ${p.message}\n`);
   const out = formatVerdicts(verdicts, format, policy.redact);
   if (values.out) await writeFile(values.out, out);
@@ -105,6 +119,14 @@ function gateLine(g: GateOutcome): string {
   // A missing baseline value is explained by the note.
   const base = typeof g.baseline === 'number' ? ` baseline ${Number(g.baseline.toFixed(4))}` : '';
   return `gate ${g.gate}: ${value}${base} (${op} ${limit}) ${g.held ? 'held' : 'FAILED'}${g.note ? ` — ${g.note}` : ''}`;
+}
+
+/** `judges` by name, or the default export as the `default` judge. */
+async function loadJudges(path: string): Promise<Record<string, unknown>> {
+  const mod = (await import(pathToFileURL(resolve(path)).href)) as { judges?: unknown; default?: unknown };
+  if (mod.judges && typeof mod.judges === 'object') return mod.judges as Record<string, unknown>;
+  if (mod.default !== undefined) return { default: mod.default };
+  throw new Error('the module exports neither `judges` nor a default judge');
 }
 
 /** Verdict objects, one per line; anything else is an error. */
@@ -132,6 +154,7 @@ function parse(argv: string[]) {
       out: { type: 'string', short: 'o' },
       gate: { type: 'boolean' },
       baseline: { type: 'string' },
+      judges: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
