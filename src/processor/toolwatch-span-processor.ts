@@ -362,7 +362,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
         this._evicted.has(ctx.traceId) ||
         spanRole(span.name, span.attributes) !== SpanRole.AGENT
       ) {
-        if (state !== undefined && state.awaiting.delete(ctx.spanId)) this._releaseIfIdle(state);
+        if (state?.awaiting.delete(ctx.spanId)) this._releaseIfIdle(state);
         return span;
       }
       state ??= this._createTrace(ctx.traceId);
