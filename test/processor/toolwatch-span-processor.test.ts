@@ -476,6 +476,59 @@ describe('ToolwatchSpanProcessor', () => {
       await p.provider.shutdown();
     });
 
+    it('runs judges under the budget and counts their calls', async () => {
+      const m = createMetrics();
+      const verdicts: Verdict[] = [];
+      const release: Array<() => void> = [];
+      const judge = fakeScorer({
+        name: 'judge',
+        kind: 'llm_judge',
+        async: true,
+        promise: () =>
+          new Promise((resolve) =>
+            release.push(() =>
+              resolve({
+                scorer: 'judge',
+                kind: 'llm_judge',
+                passed: true,
+                score: 1,
+                label: 'pass',
+                reason: 'grounded',
+                digest: 'digest-judge',
+                detail: {},
+              }),
+            ),
+          ),
+      });
+      Object.assign(judge, { sampling: { ratio: 1 } });
+      const policy = policyOf([{ scorers: [judge] }], {
+        judge: { maxPerMinute: 30, maxConcurrent: 1, escalateOn: [] },
+      });
+      const p = pipeline({ policy, meterProvider: m.meterProvider, onVerdict: (v) => verdicts.push(v) });
+      for (const name of ['first', 'second']) {
+        const agent = startAgent(p.tracer, name);
+        tool(p.tracer, 'lookup', agent);
+        agent.end();
+      }
+      // One judge call at a time: the second run's judge is not made.
+      await new Promise((r) => setTimeout(r, 10));
+      expect(release).toHaveLength(1);
+      release[0]!();
+      const spans = await p.flush();
+      const byAgent = Object.fromEntries(verdicts.map((v) => [v.agent, v.results[0]!]));
+      expect(byAgent.first).toMatchObject({ label: 'pass', reason: 'grounded' });
+      expect(byAgent.second).toMatchObject({ label: 'skipped', reason: 'budget' });
+      expect(
+        evaluationEvents(byName(spans, 'evaluate first'))[0]!.attributes?.['gen_ai.evaluation.score.label'],
+      ).toBe('pass');
+      const metrics = await m.collect();
+      const calls = metrics.get('toolwatch.judge.calls');
+      expect(pointValue(calls, { 'gen_ai.evaluation.name': 'judge', outcome: 'ok' })).toBe(1);
+      expect(pointValue(calls, { 'gen_ai.evaluation.name': 'judge', outcome: 'skipped_budget' })).toBe(1);
+      await p.provider.shutdown();
+      await m.shutdown();
+    });
+
     it('does not let a hanging judge hold forceFlush past judgeTimeoutMs', async () => {
       const verdicts: Verdict[] = [];
       const hanging = fakeScorer({
