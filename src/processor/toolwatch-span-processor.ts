@@ -330,20 +330,20 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   private _onEnding(span: Span): void {
     const ctx = span.spanContext();
     let state = this._traces.get(ctx.traceId);
-    const role = spanRole(span.name, span.attributes);
-    if (state === undefined) {
-      // An agent span whose deciding attributes arrived after start, with no agent-related child.
-      if (role !== SpanRole.AGENT || this._evicted.has(ctx.traceId)) return;
-      state = this._createTrace(ctx.traceId);
+    let entry = state?.spans.get(ctx.spanId);
+    if (entry === undefined || entry.role === SpanRole.NONE) {
+      // Attributes set after start can still make a span an agent or a tool.
+      const role = spanRole(span.name, span.attributes);
+      if (entry === undefined) {
+        // An agent span recognised only now; its children, if any, were tracked.
+        if (role !== SpanRole.AGENT || this._evicted.has(ctx.traceId)) return;
+        state ??= this._createTrace(ctx.traceId);
+        entry = this._trackLate(state, span, ctx.spanId);
+      }
+      entry.role = role;
+      if (role === SpanRole.TOOL) state!.hasTool = true;
     }
-    let entry = state.spans.get(ctx.spanId);
-    if (entry === undefined) {
-      // Recognised only now (its attributes were set after start); its children were tracked.
-      if (role !== SpanRole.AGENT) return;
-      entry = this._trackLate(state, span, ctx.spanId);
-    }
-    entry.role = role;
-    if (!this._isRunCandidate(state, entry)) return;
+    if (state === undefined || !this._isRunCandidate(state, entry)) return;
     if (this._hasOpenDescendant(state, ctx.spanId)) {
       this._waitForLateSpans(state, span);
       return;
@@ -378,7 +378,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       state.openCount--;
     }
     state.lastActivity = this._clock;
-    if (entry.role === SpanRole.NONE) {
+    if (entry.role === SpanRole.NONE && !this._sdkCallsOnEnding) {
       entry.role = spanRole(span.name, span.attributes);
       if (entry.role === SpanRole.TOOL) state.hasTool = true;
     }
