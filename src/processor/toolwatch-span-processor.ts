@@ -563,10 +563,10 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     if (rules.length === 0) return undefined;
     this._countExecutions(state, run);
     let decoration: Decoration | undefined;
-    for (const rule of rules) {
-      const emitted = this._evaluateRule(run, rule, span, emission, decoration === undefined);
+    rules.forEach((rule, index) => {
+      const emitted = this._evaluateRule(run, rule, span, emission, index === 0);
       decoration ??= emitted;
-    }
+    });
     return decoration;
   }
 
@@ -588,10 +588,10 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   ): Decoration | undefined {
     const stub = this._stubRun(state, span);
     let decoration: Decoration | undefined;
-    for (const rule of matchRules(stub, this._policy)) {
-      const emitted = this._evaluateRule(stub, rule, span, emission, decoration === undefined);
+    matchRules(stub, this._policy).forEach((rule, index) => {
+      const emitted = this._evaluateRule(stub, rule, span, emission, index === 0);
       decoration ??= emitted;
-    }
+    });
     return decoration;
   }
 

@@ -68,6 +68,39 @@ describe('ToolwatchSpanProcessor', () => {
       await p.provider.shutdown();
     });
 
+    it('writes the first matching rule on the span and each further rule on its own evaluate span', async () => {
+      const verdicts: Verdict[] = [];
+      const policy = policyOf([
+        { name: 'first', scorers: [fakeScorer({ name: 'a' })] },
+        {
+          name: 'second',
+          match: { rootOnly: false },
+          scorers: [fakeScorer({ name: 'b', judge: () => false })],
+        },
+      ]);
+      for (const wrapping of [false, true]) {
+        verdicts.length = 0;
+        const p = pipeline({ policy, wrapping, onVerdict: (v) => verdicts.push(v) });
+        const agent = startAgent(p.tracer, 'x');
+        tool(p.tracer, 'lookup', agent);
+        agent.end();
+        const spans = await p.flush();
+        const exported = byName(spans, 'invoke_agent x');
+        expect(exported.attributes['toolwatch.evaluation.rule']).toBe('first');
+        expect(evaluationEvents(exported).map((e) => e.attributes?.['gen_ai.evaluation.name'])).toEqual([
+          'a',
+        ]);
+        const evaluate = byName(spans, 'evaluate x');
+        expect(evaluate.attributes['toolwatch.evaluation.rule']).toBe('second');
+        expect(evaluate.attributes['toolwatch.evaluation.passed']).toBe(false);
+        expect(evaluationEvents(evaluate).map((e) => e.attributes?.['gen_ai.evaluation.name'])).toEqual([
+          'b',
+        ]);
+        expect(verdicts.map((v) => v.rule)).toEqual(['first', 'second']);
+        await p.provider.shutdown();
+      }
+    });
+
     it('keeps argument values out of explanations when the policy redacts values', async () => {
       const policy = policyOf([{ scorers: [fakeScorer({ name: 'picky', judge: () => false })] }], {
         redact: { values: true },
