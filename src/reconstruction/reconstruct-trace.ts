@@ -24,12 +24,15 @@ import { canonicalArgs } from './canonical-args.js';
 
 /** The OpenAI Agents bridge's synthetic trace root (the SDK's default workflow name). */
 const AGENT_WORKFLOW = 'Agent workflow';
+const NO_CHILDREN: readonly number[] = [];
+const NO_REFUSALS: readonly RefusalFacts[] = [];
 
 interface Node {
   span: SpanLike;
   id: string;
   parent: number;
-  children: number[];
+  /** Undefined for leaves (most spans), to keep large traces light. */
+  children: number[] | undefined;
   start: number;
   end: number | undefined;
   role: SpanRole;
@@ -37,11 +40,18 @@ interface Node {
   tool?: ToolFacts | undefined;
   agent?: AgentFacts | undefined;
   llm?: LlmFacts | undefined;
+  /**
+   * Causal position for spans that start in the same millisecond (OTel JS starts spans at
+   * `Date.now()`): an LLM span ranks by how many tool calls its input already holds, a tool
+   * span just after the LLM span that requested its call id. NaN when unknown.
+   */
+  rank: number;
 }
 
 interface PendingRequest {
   request: ToolRequest;
   llmStart: number;
+  llmRank: number;
   convention: string;
   usable: boolean;
 }
@@ -51,7 +61,13 @@ interface RunState {
   run: AgentRun;
   node: number;
   facts: AgentFacts | undefined;
-  toolNodes: number[];
+  executions: ToolExecution[];
+  /** The tool span of each execution, parallel to `executions` (for same-millisecond ordering). */
+  execNodes: Node[];
+  /** Executions whose span arguments are missing, redacted or not an object. */
+  unusable: Set<ToolExecution>;
+  executedIds: Set<string>;
+  aliases: Map<ToolExecution, string[]>;
   requests: PendingRequest[];
   requestIds: Set<string>;
   hints: Array<MessageCall & { spanId: string }>;
@@ -60,8 +76,7 @@ interface RunState {
   history: HistoryCall[];
   ownError: boolean;
   /** Span id of the last LLM span of the run, in span order. */
-  lastLlm: string | undefined;
-  lastLlmStart: number;
+  lastLlm: Node | undefined;
   llmDefinitions: ToolDefinition[] | undefined;
 }
 
@@ -135,11 +150,12 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
       span,
       id: span.spanId,
       parent: -1,
-      children: [],
+      children: undefined,
       start: span.startTime,
       end: span.endTime,
       role,
       adapter,
+      rank: Number.NaN,
     });
   }
   const n = nodes.length;
@@ -187,18 +203,7 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
     for (const k of path) state[k] = 2;
   }
 
-  // 4. Children and roots in (start, end, id) order.
-  const roots: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const p = nodes[i]!.parent;
-    if (p === -1) roots.push(i);
-    else nodes[p]!.children.push(i);
-  }
-  const byTime = (a: number, b: number): number => compareSpans(nodes[a]!, nodes[b]!);
-  roots.sort(byTime);
-  for (const node of nodes) if (node.children.length > 1) node.children.sort(byTime);
-
-  // 5. Read the spans that matter with the adapter that claimed them.
+  // 4. Read the spans that matter with the adapter that claimed them.
   for (const node of nodes) {
     const adapter = node.adapter;
     if (!adapter) continue;
@@ -208,12 +213,44 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
     if (node.role === 'tool' && !node.tool) node.role = 'other';
     if (node.role === 'agent' && !node.agent) node.role = 'other';
   }
+  // Ranks for same-millisecond ties: LLM spans by conversation progress, tools after their request.
+  const requestRank = new Map<string, number>();
+  for (const node of nodes) {
+    if (node.role !== 'llm' || !node.llm) continue;
+    node.rank = 2 * (node.llm.inputCalls?.length ?? 0);
+    for (const r of node.llm.requests)
+      if (r.callId !== undefined && !requestRank.has(r.callId)) requestRank.set(r.callId, node.rank);
+  }
+  if (requestRank.size > 0) {
+    for (const node of nodes) {
+      const id = node.role === 'tool' ? node.tool?.callId : undefined;
+      const rank = id === undefined ? undefined : requestRank.get(id);
+      if (rank !== undefined) node.rank = rank + 1;
+    }
+  }
+
+  // 5. Children and roots in (start, rank, end, id) order.
+  const roots: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const p = nodes[i]!.parent;
+    if (p === -1) roots.push(i);
+    else {
+      const parent = nodes[p]!;
+      if (parent.children) parent.children.push(i);
+      else parent.children = [i];
+    }
+  }
+  const byTime = (a: number, b: number): number => compareSpans(nodes[a]!, nodes[b]!);
+  sortIfNeeded(roots, byTime);
+  for (const node of nodes)
+    if (node.children && node.children.length > 1) sortIfNeeded(node.children, byTime);
+
   const isWrapper = (i: number): boolean => {
     const node = nodes[i]!;
     if (!node.agent?.wrapperCandidate) return false;
     if (node.span.name === AGENT_WORKFLOW) return true;
     // The bridge's root is followed by the SDK's task span of the same name.
-    for (const c of node.children) {
+    for (const c of node.children ?? NO_CHILDREN) {
       const child = nodes[c]!;
       if (child.role !== 'agent' && child.span.name === node.span.name) return true;
     }
@@ -246,7 +283,8 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
         toolBetween[i] = runAgent[p] === 0 && (nodes[p]!.role === 'tool' || toolBetween[p] === 1) ? 1 : 0;
         anchor[i] = nodes[p]!.role === 'tool' && node.role !== 'tool' ? i : anchor[p]!;
       }
-      for (let c = node.children.length - 1; c >= 0; c--) stack.push(node.children[c]!);
+      const children = node.children;
+      if (children) for (let c = children.length - 1; c >= 0; c--) stack.push(children[c]!);
     }
   }
   const implicit = new Uint8Array(n);
@@ -270,14 +308,7 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
     let cand = p === -1 ? -1 : ctxRun[p]!;
     // A span that starts after its agent span ended leaked out of it (agno keeps a member's context
     // current after the member returns): it belongs to the enclosing run that is still open.
-    while (
-      cand !== -1 &&
-      runAgent[cand] === 1 &&
-      nodes[cand]!.end !== undefined &&
-      node.start > nodes[cand]!.end!
-    ) {
-      cand = parentRun[cand]!;
-    }
+    while (cand !== -1 && runAgent[cand] === 1 && startsAfterEnd(node, nodes[cand]!)) cand = parentRun[cand]!;
     const isRun = runAgent[i] === 1 || implicit[i] === 1;
     // OpenInference graphs: an agent with a node id but no parent node id is a graph root, a run of its
     // own, unless a delegating tool span sits between it and the enclosing agent (agent-as-tool).
@@ -302,15 +333,14 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
       for (const call of node.llm?.requests ?? []) own.history.push(historyEntry(call, spanId, 'flag'));
       continue;
     }
-    if (node.role === 'tool') own.toolNodes.push(i);
-    else if (node.role === 'llm' && node.llm) {
+    if (node.role === 'tool') {
+      addExecution(own, node);
+      node.tool = undefined;
+    } else if (node.role === 'llm' && node.llm) {
       const llm = node.llm;
       const time = node.end ?? node.start;
       if (own.lastLlm === undefined && own.facts?.continuation) addContinuedRequests(own, llm, node);
-      if (own.lastLlm === undefined || node.start >= own.lastLlmStart) {
-        own.lastLlm = spanId;
-        own.lastLlmStart = node.start;
-      }
+      if (own.lastLlm === undefined || compareSpans(own.lastLlm, node) <= 0) own.lastLlm = node;
       llm.requests.forEach((call, index) => {
         // A framework that repeats earlier requests in a later output (cumulative step outputs) must not double them.
         if (call.callId !== undefined) {
@@ -323,11 +353,26 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
         if (call.argsRaw !== undefined) request.argsRaw = call.argsRaw;
         if (call.argsError !== undefined) request.argsError = call.argsError;
         if (call.pending) request.pending = true;
-        own.requests.push({ request, llmStart: node.start, convention: llm.convention, usable: call.usable });
+        own.requests.push({
+          request,
+          llmStart: node.start,
+          llmRank: node.rank,
+          convention: llm.convention,
+          usable: call.usable,
+        });
       });
       for (const h of llm.hints ?? []) own.hints.push({ ...h, spanId });
-      for (const c of llm.inputCalls ?? []) own.inputCalls.push({ ...c, spanId });
-      if (llm.refusals) own.refusals.push(...llm.refusals);
+      for (const c of llm.inputCalls ?? []) {
+        // Inputs repeat the run's own earlier requests: those are decided already (not history).
+        if (!c.fromHistory && c.callId !== undefined && own.requestIds.has(c.callId)) continue;
+        own.inputCalls.push({ ...c, spanId });
+      }
+      // The facts are copied into the run; let large traces drop them early.
+      node.llm = undefined;
+      // A result for a call that ran explains nothing; keep only what may explain a request-only call.
+      for (const r of llm.refusals ?? NO_REFUSALS) {
+        if (r.callId === undefined || !own.executedIds.has(r.callId)) own.refusals.push(r);
+      }
       if (llm.toolDefinitions && !own.llmDefinitions) own.llmDefinitions = llm.toolDefinitions;
     }
   }
@@ -336,20 +381,20 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
   reparentHandoffs(states, topLevel);
 
   // 9. Executions, joins, request-only calls.
-  for (const st of states) buildCalls(st, nodes);
+  for (const st of states) buildCalls(st);
 
   // 10. History: flagged spans, agent inputs, input messages matching nothing of this trace.
   const seen = new SeenCalls(states);
   for (const st of states) buildHistory(st, seen);
 
   // 11. Order nested runs, then hasErrorSpan bottom-up.
-  topLevel.sort(byRunStart);
+  sortIfNeeded(topLevel, byRunStart);
   const all: AgentRun[] = [];
   const stack = [...topLevel];
   while (stack.length > 0) {
     const run = stack.pop()!;
     all.push(run);
-    if (run.children.length > 1) run.children.sort(byRunStart);
+    if (run.children.length > 1) sortIfNeeded(run.children, byRunStart);
     for (const c of run.children) stack.push(c);
   }
   const ownError = new Map<AgentRun, boolean>();
@@ -382,7 +427,13 @@ function addContinuedRequests(st: RunState, llm: LlmFacts, node: Node): void {
     if (c.args !== undefined) request.args = c.args;
     if (c.argsRaw !== undefined) request.argsRaw = c.argsRaw;
     if (c.argsError !== undefined) request.argsError = c.argsError;
-    st.requests.push({ request, llmStart: node.start, convention: llm.convention, usable: c.usable });
+    st.requests.push({
+      request,
+      llmStart: node.start,
+      llmRank: node.rank,
+      convention: llm.convention,
+      usable: c.usable,
+    });
   }
 }
 
@@ -420,7 +471,11 @@ function createRun(
     run,
     node: index,
     facts,
-    toolNodes: [],
+    executions: [],
+    execNodes: [],
+    unusable: new Set(),
+    executedIds: new Set(),
+    aliases: new Map(),
     requests: [],
     requestIds: new Set(),
     hints: [],
@@ -429,7 +484,6 @@ function createRun(
     history: [],
     ownError: false,
     lastLlm: undefined,
-    lastLlmStart: Number.NEGATIVE_INFINITY,
     llmDefinitions: undefined,
   };
   for (const h of facts?.history ?? []) st.history.push({ ...h, spanId: node.id });
@@ -490,44 +544,50 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   else map.set(key, [value]);
 }
 
-function buildCalls(st: RunState, nodes: Node[]): void {
-  const run = st.run;
-  const executions: ToolExecution[] = [];
-  const usable = new Map<ToolExecution, boolean>();
-  const aliases = new Map<ToolExecution, string[]>();
-  for (const i of st.toolNodes) {
-    const node = nodes[i]!;
-    const f = node.tool!;
-    if (f.notRun) {
-      const refusal: RefusalFacts = { name: f.name, text: f.errorMessage ?? 'rejected before the tool ran' };
-      if (f.callId !== undefined) refusal.callId = f.callId;
-      st.refusals.push(refusal);
-      continue;
-    }
-    const exec: ToolExecution = {
-      name: f.name,
-      argsSource: f.args !== undefined || f.argsRaw !== undefined ? 'span' : 'none',
-      status: f.status,
-      fromHistory: false,
-      requestOnly: false,
-      spanId: node.id,
-      start: node.start,
-      run,
-      convention: f.convention,
-    };
-    if (f.callId !== undefined) exec.callId = f.callId;
-    if (f.args !== undefined) exec.args = f.args;
-    if (f.argsRaw !== undefined) exec.argsRaw = f.argsRaw;
-    if (f.argsError !== undefined) exec.argsError = f.argsError;
-    if (f.result !== undefined) exec.result = f.result;
-    if (f.errorType !== undefined) exec.errorType = f.errorType;
-    if (f.errorMessage !== undefined) exec.errorMessage = f.errorMessage;
-    if (node.end !== undefined) exec.end = node.end;
-    executions.push(exec);
-    usable.set(exec, f.usable);
-    if (f.aliases?.length) aliases.set(exec, f.aliases);
+/** Turns a tool span into an execution of the run (or, when it never ran, into a refusal). */
+function addExecution(st: RunState, node: Node): void {
+  const f = node.tool!;
+  if (f.notRun) {
+    const refusal: RefusalFacts = { name: f.name, text: f.errorMessage ?? 'rejected before the tool ran' };
+    if (f.callId !== undefined) refusal.callId = f.callId;
+    st.refusals.push(refusal);
+    return;
   }
-  executions.sort(compareExecutions);
+  const exec: ToolExecution = {
+    name: f.name,
+    argsSource: f.args !== undefined || f.argsRaw !== undefined ? 'span' : 'none',
+    status: f.status,
+    fromHistory: false,
+    requestOnly: false,
+    spanId: node.id,
+    start: node.start,
+    run: st.run,
+    convention: f.convention,
+  };
+  if (f.callId !== undefined) exec.callId = f.callId;
+  if (f.args !== undefined) exec.args = f.args;
+  if (f.argsRaw !== undefined) exec.argsRaw = f.argsRaw;
+  if (f.argsError !== undefined) exec.argsError = f.argsError;
+  if (f.result !== undefined) exec.result = f.result;
+  if (f.errorType !== undefined) exec.errorType = f.errorType;
+  if (f.errorMessage !== undefined) exec.errorMessage = f.errorMessage;
+  if (node.end !== undefined) exec.end = node.end;
+  st.executions.push(exec);
+  st.execNodes.push(node);
+  if (exec.callId !== undefined) st.executedIds.add(exec.callId);
+  if (!f.usable) st.unusable.add(exec);
+  if (f.aliases?.length) st.aliases.set(exec, f.aliases);
+}
+
+function buildCalls(st: RunState): void {
+  const run = st.run;
+  // Start, then causal rank (same-millisecond starts), then end, then span id.
+  const order = st.executions.map((_, k) => k);
+  sortIfNeeded(order, (a, b) => compareSpans(st.execNodes[a]!, st.execNodes[b]!));
+  const executions = order.map((k) => st.executions[k]!);
+  const execRanks = order.map((k) => st.execNodes[k]!.rank);
+  st.executions = executions;
+  const aliases = st.aliases;
   run.executions = executions;
   run.requests = st.requests.map((p) => p.request);
 
@@ -537,7 +597,7 @@ function buildCalls(st: RunState, nodes: Node[]): void {
     if (!req) continue;
     if (exec.callId === undefined && req.callId !== undefined) exec.callId = req.callId;
     // Span arguments missing, redacted or not an object; or `{}` where the model asked for more (ADK hides content as `{}`).
-    const spanArgsUnusable = !usable.get(exec) || (isEmptyRecord(exec.args) && !isEmptyRecord(req.args));
+    const spanArgsUnusable = st.unusable.has(exec) || (isEmptyRecord(exec.args) && !isEmptyRecord(req.args));
     if (req.args !== undefined && spanArgsUnusable) {
       exec.args = req.args;
       exec.argsSource = 'request';
@@ -554,7 +614,8 @@ function buildCalls(st: RunState, nodes: Node[]): void {
   }
   const requestOnly: ToolExecution[] = [];
   const sortTimes: number[] = [];
-  const runStatus = nodes[st.node]!.span.status.code;
+  const sortRanks: number[] = [];
+  const runStatus = st.run.status;
   // A request-only call sorts after the executions of the requests listed before it in the same output.
   let group: string | undefined;
   let lastExec = Number.NEGATIVE_INFINITY;
@@ -568,12 +629,15 @@ function buildCalls(st: RunState, nodes: Node[]): void {
       if (req.execution.start > lastExec) lastExec = req.execution.start;
       continue;
     }
-    sortTimes.push(Math.max(req.time, lastExec));
+    // From the LLM span's start: its end is unreliable where clocks start spans at whole milliseconds.
+    sortTimes.push(Math.max(p.llmStart, lastExec));
+    sortRanks.push(p.llmRank + 1);
     const refusal = (req.callId ? refusalById.get(req.callId) : undefined) ?? refusalByName.get(req.name);
     if (refusal && !refusal.pending) req.refusal = refusal.text;
     // Asked for in the run's last model output, never answered, and the run did not fail:
     // the framework stopped to wait (agno HITL pause, AI SDK approval request).
-    if (refusal?.pending || (!refusal && req.llmSpanId === st.lastLlm && runStatus !== 2)) req.pending = true;
+    if (refusal?.pending || (!refusal && req.llmSpanId === st.lastLlm?.id && runStatus !== 2))
+      req.pending = true;
     const call: ToolExecution = {
       name: req.name,
       argsSource: req.args !== undefined ? 'request' : 'none',
@@ -594,7 +658,7 @@ function buildCalls(st: RunState, nodes: Node[]): void {
     if (req.refusal !== undefined) call.errorMessage = req.refusal;
     requestOnly.push(call);
   }
-  run.calls = mergeByTime(executions, requestOnly, sortTimes);
+  run.calls = mergeByTime(executions, execRanks, requestOnly, sortTimes, sortRanks);
   if (!run.toolDefinitions && st.llmDefinitions) run.toolDefinitions = st.llmDefinitions;
 }
 
@@ -674,8 +738,8 @@ function joinRequests(
   for (const p of pending) {
     const r = p.request;
     if (r.execution) continue;
-    queue(byName, r.name).add(r, p.llmStart);
-    if (r.callId === undefined) queue(noIdByName, r.name).add(r, p.llmStart);
+    queue(byName, r.name).add(r, p.llmStart, p.llmRank);
+    if (r.callId === undefined) queue(noIdByName, r.name).add(r, p.llmStart, p.llmRank);
   }
   for (const q of byName.values()) q.seal();
   for (const q of noIdByName.values()) q.seal();
@@ -698,19 +762,25 @@ function joinRequests(
  * then the earliest output with anything left. Amortised constant time per call.
  */
 class SameNameQueue {
-  private readonly _groups: Array<{ start: number; llm: string; list: ToolRequest[]; next: number }> = [];
+  private readonly _groups: Array<{
+    start: number;
+    rank: number;
+    llm: string;
+    list: ToolRequest[];
+    next: number;
+  }> = [];
   private readonly _stack: number[] = [];
   private _eligible = 0;
   private _first = 0;
 
-  add(r: ToolRequest, llmStart: number): void {
+  add(r: ToolRequest, llmStart: number, llmRank: number): void {
     const last = this._groups[this._groups.length - 1];
     if (last && last.llm === r.llmSpanId) last.list.push(r);
-    else this._groups.push({ start: llmStart, llm: r.llmSpanId, list: [r], next: 0 });
+    else this._groups.push({ start: llmStart, rank: llmRank, llm: r.llmSpanId, list: [r], next: 0 });
   }
 
   seal(): void {
-    this._groups.sort((a, b) => a.start - b.start);
+    sortIfNeeded(this._groups, (a, b) => a.start - b.start || a.rank - b.rank || 0);
   }
 
   take(t: number): ToolRequest | undefined {
@@ -868,20 +938,32 @@ function isEmptyRecord(v: unknown): boolean {
   return true;
 }
 
+/** Executions and request-only calls by (time, causal rank); an execution goes first on a tie. */
 function mergeByTime(
   executions: ToolExecution[],
+  execRanks: number[],
   requestOnly: ToolExecution[],
   times: number[],
+  ranks: number[],
 ): ToolExecution[] {
   if (requestOnly.length === 0) return executions.slice();
-  const order = requestOnly.map((_, k) => k).sort((a, b) => times[a]! - times[b]! || a - b);
+  const before = (t1: number, r1: number, t2: number, r2: number): boolean =>
+    t1 < t2 || (t1 === t2 && (Number.isNaN(r1) || Number.isNaN(r2) || r1 <= r2));
+  const order = requestOnly.map((_, k) => k);
+  sortIfNeeded(order, (a, b) =>
+    before(times[a]!, ranks[a]!, times[b]!, ranks[b]!)
+      ? before(times[b]!, ranks[b]!, times[a]!, ranks[a]!)
+        ? a - b
+        : -1
+      : 1,
+  );
   const out: ToolExecution[] = [];
   let i = 0;
   let j = 0;
   while (i < executions.length || j < order.length) {
     const e = executions[i];
     const k = order[j];
-    if (k === undefined || (e !== undefined && e.start <= times[k]!)) {
+    if (k === undefined || (e !== undefined && before(e.start, execRanks[i]!, times[k]!, ranks[k]!))) {
       out.push(e!);
       i++;
     } else {
@@ -892,25 +974,39 @@ function mergeByTime(
   return out;
 }
 
+/**
+ * True when `node` started after `agent` ended. OTel JS starts spans at whole `Date.now()`
+ * milliseconds and ends them at start + a precise duration, so an agent span with a
+ * whole-millisecond start may really end up to 1 ms later than recorded.
+ */
+function startsAfterEnd(node: Node, agent: Node): boolean {
+  if (agent.end === undefined) return false;
+  const slack = Number.isInteger(agent.start) ? 1 : 0;
+  return node.start > agent.end + slack;
+}
+
 function compareSpans(a: Node, b: Node): number {
   if (a.start !== b.start) return a.start - b.start;
+  if (a.rank !== b.rank && !Number.isNaN(a.rank) && !Number.isNaN(b.rank)) return a.rank - b.rank;
   const ae = a.end ?? Number.POSITIVE_INFINITY;
   const be = b.end ?? Number.POSITIVE_INFINITY;
   if (ae !== be) return ae < be ? -1 : 1;
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
-function compareExecutions(a: ToolExecution, b: ToolExecution): number {
-  if (a.start !== b.start) return a.start - b.start;
-  const ae = a.end ?? Number.POSITIVE_INFINITY;
-  const be = b.end ?? Number.POSITIVE_INFINITY;
-  if (ae !== be) return ae < be ? -1 : 1;
-  return a.spanId < b.spanId ? -1 : a.spanId > b.spanId ? 1 : 0;
-}
-
 function byRunStart(a: AgentRun, b: AgentRun): number {
   if (a.start !== b.start) return a.start - b.start;
   return a.spanId < b.spanId ? -1 : a.spanId > b.spanId ? 1 : 0;
+}
+
+/** Spans mostly arrive in start order: check in linear time before paying for a sort. */
+function sortIfNeeded<T>(list: T[], compare: (a: T, b: T) => number): void {
+  for (let i = 1; i < list.length; i++) {
+    if (compare(list[i - 1]!, list[i]!) > 0) {
+      list.sort(compare);
+      return;
+    }
+  }
 }
 
 function safe<T>(fn: () => T | undefined): T | undefined {
