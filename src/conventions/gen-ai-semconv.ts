@@ -70,6 +70,10 @@ export function genAiRole(span: SpanLike): SpanRole | undefined {
     return 'tool';
   }
   if (op === 'invoke_agent') return 'agent';
+  // Pydantic AI instrumentation version 2 (deprecated, still emitted on request).
+  if (op === undefined && span.name === 'running tool' && a[ATTR_GEN_AI_TOOL_NAME] !== undefined)
+    return 'tool';
+  if (op === undefined && span.name === 'agent run' && a['agent_name'] !== undefined) return 'agent';
   if (typeof op === 'string' && LLM_OPERATIONS.has(op)) return 'llm';
   // Mastra 1.x: a call for a tool the agent does not have becomes a client-side call span, not an execution.
   if (op === CLIENT_TOOL_CALL) return 'llm';

@@ -320,3 +320,23 @@ describe('GenAI semconv adapter: Mastra 1.x specifics', () => {
     expect(toolError.notRun).toBeUndefined();
   });
 });
+
+describe('GenAI semconv adapter: Pydantic AI instrumentation version 2', () => {
+  it('reads `running tool` spans (tool_arguments / tool_response) and `agent run` spans', () => {
+    const span = f.make('running tool', {
+      'gen_ai.tool.name': 'lookup',
+      'gen_ai.tool.call.id': 'p1',
+      tool_arguments: '{"q":"x"}',
+      tool_response: 'found',
+    });
+    expect(genAiTool(span)).toMatchObject({
+      name: 'lookup',
+      callId: 'p1',
+      args: { q: 'x' },
+      result: 'found',
+      status: 'ok',
+    });
+    expect(genAiAgent(f.make('agent run', { agent_name: 'support' }))!.name).toBe('support');
+    expect(genAiRole(f.make('running tool', {}))).toBeUndefined();
+  });
+});

@@ -610,3 +610,77 @@ describe('reconstructTrace: history', () => {
     expect(rebuild(t).runs[0]!.history).toHaveLength(1);
   });
 });
+
+describe('reconstructTrace: millisecond clocks (OTel JS starts spans at Date.now())', () => {
+  const toolCalls = (id: string, name: string, input: string) =>
+    JSON.stringify([{ toolCallId: id, toolName: name, input }]);
+  const prompt = (calls: Array<[string, string]>) =>
+    JSON.stringify(
+      calls.map(([id, name]) => ({
+        role: 'assistant',
+        content: [{ type: 'tool-call', toolCallId: id, toolName: name, input: {} }],
+      })),
+    );
+
+  it('orders same-millisecond spans causally: an LLM after the calls in its input, a tool after its request', () => {
+    const f = new SpanFactory();
+    // Recorded as the SDK does: whole-ms starts, ends = start + precise duration (so ends are out of order too).
+    const root = f.make('ai.generateText', { 'ai.telemetry.functionId': 'w' }, { start: 0, end: 6.1 });
+    const g1 = f.make(
+      'ai.generateText.doGenerate',
+      { 'ai.response.toolCalls': toolCalls('call_1', 'getWeather', '{"city":"Paris"}') },
+      { parent: root, start: 1, end: 1.0965, spanId: 'ffff000000000001' },
+    );
+    const t1 = f.make(
+      'ai.toolCall',
+      {
+        'ai.toolCall.name': 'getWeather',
+        'ai.toolCall.id': 'call_1',
+        'ai.toolCall.args': '{"city":"Paris"}',
+      },
+      { parent: root, start: 1, end: 1.0646, spanId: 'eeee000000000002' },
+    );
+    const g2 = f.make(
+      'ai.generateText.doGenerate',
+      {
+        'ai.response.toolCalls': toolCalls('call_2', 'celsiusToFahrenheit', '{"c":18}'),
+        'ai.prompt.messages': prompt([['call_1', 'getWeather']]),
+      },
+      { parent: root, start: 1, end: 1.0745, spanId: 'dddd000000000003' },
+    );
+    const t2 = f.make(
+      'ai.toolCall',
+      {
+        'ai.toolCall.name': 'celsiusToFahrenheit',
+        'ai.toolCall.id': 'call_2',
+        'ai.toolCall.args': '{"c":18}',
+      },
+      { parent: root, start: 1, end: 1.0465, spanId: 'cccc000000000004' },
+    );
+    const g3 = f.make(
+      'ai.generateText.doGenerate',
+      {
+        'ai.prompt.messages': prompt([
+          ['call_1', 'getWeather'],
+          ['call_2', 'celsiusToFahrenheit'],
+        ]),
+      },
+      { parent: root, start: 6, end: 6.1 },
+    );
+    const run = reconstructTrace([t2, g3, t1, root, g2, g1]).runs[0]!;
+    expect(run.calls.map((c) => c.name)).toEqual(['getWeather', 'celsiusToFahrenheit']);
+    expect(run.requests.map((r) => r.callId)).toEqual(['call_1', 'call_2']);
+  });
+
+  it('a child starting within 1 ms after a whole-millisecond parent’s recorded end still belongs to it', () => {
+    const f = new SpanFactory();
+    const root = f.make('ai.generateText', { 'ai.telemetry.functionId': 'w' }, { start: 0, end: 1.83 });
+    const tool = f.make(
+      'ai.toolCall',
+      { 'ai.toolCall.name': 't', 'ai.toolCall.id': 'c' },
+      { parent: root, start: 2, end: 2.05 },
+    );
+    const trace = reconstructTrace([root, tool]);
+    expect(trace.runs.map((r) => [r.agent, r.calls.map((c) => c.name)])).toEqual([['w', ['t']]]);
+  });
+});
