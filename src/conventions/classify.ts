@@ -51,6 +51,23 @@ export function classify(span: SpanLike): SpanRole {
 
 const RELATED_NAME_PREFIXES = [
   'invoke_agent',
+  'invoke_workflow',
+  'execute_tool',
+  'chat ',
+  'ai.',
+  'agent.',
+  'agent_step',
+  'tool.execute',
+  'step ',
+  'step: ',
+  'chunk: ',
+  'model_generation',
+  'client_tool_call',
+  'running tool',
+  'agent run',
+  'call_llm',
+];
+  'invoke_agent',
   'execute_tool',
   'chat ',
   'ai.',
