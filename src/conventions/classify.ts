@@ -67,15 +67,6 @@ const RELATED_NAME_PREFIXES = [
   'agent run',
   'call_llm',
 ];
-  'invoke_agent',
-  'execute_tool',
-  'chat ',
-  'ai.',
-  'agent.',
-  'tool.execute',
-  'step ',
-  'agent_step',
-];
 const RELATED_NAME_SUFFIXES = ['.agent', '.tool', '.run', '.arun', '.workflow', '.task'];
 
 /**
