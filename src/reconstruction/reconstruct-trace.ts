@@ -300,6 +300,8 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
   // The run span that owns each node (the node itself for run spans), and each run span's parent run span.
   const ctxRun = new Int32Array(n).fill(-1);
   const parentRun = new Int32Array(n).fill(-1);
+  // A tool span lies between the node and the run span that owns it.
+  const insideTool = new Uint8Array(n);
   const states: RunState[] = [];
   const topLevel: AgentRun[] = [];
   for (const i of order) {
@@ -324,7 +326,11 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
       states.push(own);
       if (parentState) parentState.run.children.push(own.run);
       else topLevel.push(own.run);
-    } else ctxRun[i] = cand;
+    } else {
+      ctxRun[i] = cand;
+      if (p !== -1 && (nodes[p]!.role === 'tool' || (ctxRun[p] !== p && insideTool[p] === 1)))
+        insideTool[i] = 1;
+    }
     if (!own) continue;
     if (node.span.status.code === 2) own.ownError = true;
     const spanId = node.id;
@@ -336,7 +342,8 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
     if (node.role === 'tool') {
       addExecution(own, node);
       node.tool = undefined;
-    } else if (node.role === 'llm' && node.llm) {
+    } else if (node.role === 'llm' && node.llm && insideTool[i] === 0) {
+      // (An LLM called inside a tool's implementation asks for its own tools, not the run's.)
       const llm = node.llm;
       const time = node.end ?? node.start;
       if (own.lastLlm === undefined && own.facts?.continuation) addContinuedRequests(own, llm, node);

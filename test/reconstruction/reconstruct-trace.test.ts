@@ -684,3 +684,16 @@ describe('reconstructTrace: millisecond clocks (OTel JS starts spans at Date.now
     expect(trace.runs.map((r) => [r.agent, r.calls.map((c) => c.name)])).toEqual([['w', ['t']]]);
   });
 });
+
+describe('reconstructTrace: LLM calls inside a tool', () => {
+  it('an LLM span inside a tool span (no agent span between) asks for its own tools, not the run’s', () => {
+    const t = new TraceBuilder();
+    const a = t.agent('a');
+    a.llm({ toolCalls: [{ name: 'summarize', id: 'c1', args: {} }] });
+    const tool = a.tool('summarize', { id: 'c1', args: {} });
+    tool.llm({ toolCalls: [{ name: 'internal_lookup', id: 'x1', args: {} }] });
+    const run = rebuild(t).runs[0]!;
+    expect(run.calls.map((c) => [c.name, c.requestOnly])).toEqual([['summarize', false]]);
+    expect(run.requests.map((r) => r.name)).toEqual(['summarize']);
+  });
+});
