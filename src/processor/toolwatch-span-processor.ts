@@ -31,6 +31,7 @@ import type {
   Rule,
   ScorerResult,
   SpanLike,
+  ToolExecution,
   Verdict,
 } from '../types.js';
 import { type LiveAgent, LiveMisuseMonitor } from './live-misuse.js';
@@ -108,6 +109,8 @@ interface TraceState {
   openCount: number;
   lastActivity: number;
   hasTool: boolean;
+  /** The trace was first recognised when one of its spans ended (no agent-related span was known at start). */
+  seenLate: boolean;
   evaluated: Set<string>;
   /** Execution spans already counted in `toolwatch.tool.executions`. */
   counted: Set<string>;
@@ -303,6 +306,9 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       needed: false,
       t0: highResolutionStart(span),
     };
+    // A start time given by the caller (spans replayed by an exporter bridge) is the truth, and
+    // the order in which such spans start says nothing.
+    if (entry.t0 === undefined) entry.outOfOrder = true;
     state.spans.set(ctx.spanId, entry);
     state.openCount++;
     state.lastActivity = this._clock;
@@ -331,19 +337,21 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     const ctx = span.spanContext();
     let state = this._traces.get(ctx.traceId);
     let entry = state?.spans.get(ctx.spanId);
-    if (entry === undefined || entry.role === SpanRole.NONE) {
-      // Attributes set after start can still make a span an agent or a tool.
+    if (entry === undefined) {
       const role = spanRole(span.name, span.attributes);
-      if (entry === undefined) {
-        // An agent span recognised only now; its children, if any, were tracked.
-        if (role !== SpanRole.AGENT || this._evicted.has(ctx.traceId)) return;
-        state ??= this._createTrace(ctx.traceId);
-        entry = this._trackLate(state, span, ctx.spanId);
+      if (state === undefined) {
+        // Recognised only as it ends: OpenInference bridges write every attribute at the end.
+        if (role === SpanRole.NONE || this._evicted.has(ctx.traceId)) return;
+        state = this._createTrace(ctx.traceId, true);
       }
-      entry.role = role;
-      if (role === SpanRole.TOOL) state!.hasTool = true;
+      entry = this._trackLate(state, span, ctx.spanId, role);
+    } else if (entry.role === SpanRole.NONE) {
+      // Attributes set after start can still make a span an agent or a tool.
+      entry.role = spanRole(span.name, span.attributes);
+      if (entry.role === SpanRole.TOOL) state!.hasTool = true;
     }
-    if (state === undefined || !this._isRunCandidate(state, entry)) return;
+    if (state === undefined) return;
+    if (!this._judgesAt(state, entry, span)) return;
     if (this._hasOpenDescendant(state, ctx.spanId)) {
       this._waitForLateSpans(state, span);
       return;
@@ -356,18 +364,14 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     let state = this._traces.get(ctx.traceId);
     let entry = state?.spans.get(ctx.spanId);
     if (entry === undefined) {
-      // SDKs without `onEnding` (1.x): an agent span that was never tracked is still a run.
-      if (
-        this._sdkCallsOnEnding ||
-        this._evicted.has(ctx.traceId) ||
-        spanRole(span.name, span.attributes) !== SpanRole.AGENT
-      ) {
-        if (state?.awaiting.delete(ctx.spanId)) this._releaseIfIdle(state);
-        return span;
+      // With `onEnding` (SDK 2.x) every span worth keeping is tracked by now.
+      if (this._sdkCallsOnEnding || this._evicted.has(ctx.traceId)) return span;
+      const role = spanRole(span.name, span.attributes);
+      if (state === undefined) {
+        if (role === SpanRole.NONE) return span;
+        state = this._createTrace(ctx.traceId, true);
       }
-      state ??= this._createTrace(ctx.traceId);
-      entry = this._trackLate(state, span, ctx.spanId);
-      entry.role = SpanRole.AGENT;
+      entry = this._trackLate(state, span, ctx.spanId, role);
     }
     if (state === undefined) return span;
     let forwarded = span;
@@ -389,7 +393,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     } else if (entry.role === SpanRole.TOOL && this._live.enabled) {
       this._toolEnded(state, entry, ctx.spanId);
     }
-    if (!this._sdkCallsOnEnding && !state.evaluated.has(ctx.spanId) && this._isRunCandidate(state, entry)) {
+    if (!this._sdkCallsOnEnding && !state.evaluated.has(ctx.spanId) && this._judgesAt(state, entry, span)) {
       if (this._hasOpenDescendant(state, ctx.spanId)) {
         this._waitForLateSpans(state, span);
       } else {
@@ -406,24 +410,32 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   // Trace state
 
   /** Tracks a span first seen as it ends: out of start order in the map. */
-  private _trackLate(state: TraceState, span: ReadableSpan, spanId: string): SpanEntry {
+  private _trackLate(state: TraceState, span: ReadableSpan, spanId: string, role: SpanRole): SpanEntry {
+    const parentId = parentIdOf(span);
     const entry: SpanEntry = {
       span,
-      parentId: parentIdOf(span),
-      role: SpanRole.NONE,
+      parentId,
+      role,
       open: true,
-      needed: false,
+      // Its tracked children were waiting for it: it links them to what is above.
+      needed: state.awaiting.has(spanId),
       outOfOrder: true,
     };
-    const sdkStart = (span as unknown as { _performanceStartTime?: unknown })._performanceStartTime;
-    if (typeof sdkStart === 'number') entry.t0 = TIME_ORIGIN + sdkStart;
+    if (entry.needed) state.awaiting.delete(spanId);
+    entry.t0 = highResolutionStart(span, false);
+    if (role === SpanRole.TOOL) state.hasTool = true;
+    if (parentId !== undefined && !state.spans.has(parentId) && span.parentSpanContext?.isRemote !== true) {
+      // Its parent is still open: keep the trace until the parent ends and is tracked too.
+      if (state.awaiting === NO_SPANS) state.awaiting = new Set();
+      state.awaiting.add(parentId);
+    }
     state.spans.set(spanId, entry);
     state.openCount++;
     this._held++;
     return entry;
   }
 
-  private _createTrace(traceId: string): TraceState {
+  private _createTrace(traceId: string, seenLate = false): TraceState {
     if (this._traces.size >= this._maxTraces) {
       // Evict the oldest trace rather than refuse the new one: under pressure the oldest is
       // most likely a root that will never end, and refusing would stop all evaluation.
@@ -438,6 +450,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       openCount: 0,
       lastActivity: this._clock,
       hasTool: false,
+      seenLate,
       evaluated: new Set(),
       counted: NO_SPANS,
       awaiting: NO_SPANS,
@@ -504,6 +517,14 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     }
   }
 
+  /** Whether the ending of this span is when runs get judged. */
+  private _judgesAt(state: TraceState, entry: SpanEntry, span: ReadableSpan): boolean {
+    // Spans first seen as they ended: nesting is only known once the outermost span ends, and
+    // every run of the trace is judged then.
+    if (state.seenLate) return entry.parentId === undefined || span.parentSpanContext?.isRemote === true;
+    return this._isRunCandidate(state, entry);
+  }
+
   /** Agent spans are runs; so is the outermost chain span holding tool spans (implicit runs). */
   private _isRunCandidate(state: TraceState, entry: SpanEntry): boolean {
     if (entry.role === SpanRole.AGENT) return true;
@@ -539,6 +560,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     }
     const reconstructed = this._reconstruct(state, span);
     const run = findRun(reconstructed.runs, spanId);
+    if (run !== undefined && state.seenLate) this._replayMisuse(run);
     const decoration = run === undefined ? undefined : this._judge(state, run, span, emission);
     if (!hasAgentAncestor(state, parentIdOf(span))) {
       // The outermost span closes: judge the runs that had no turn of their own, such as an
@@ -547,6 +569,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       for (const other of walkRuns(reconstructed.runs)) {
         if (other === run || other.end === undefined || state.evaluated.has(other.spanId)) continue;
         state.evaluated.add(other.spanId);
+        if (state.seenLate) this._replayMisuse(other);
         this._judge(state, other, contextOnly(state.traceId, other.spanId), 'span');
       }
     }
@@ -855,6 +878,33 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     for (const agent of this._liveAgentsOf(state, entry)) this._live.toolEnded(agent, tool, args, spanId);
   }
 
+  /**
+   * Tool names were unknown while the run went on (every attribute came at span end), so the
+   * live checks run now, on the rebuilt run, still before its verdict is delivered.
+   */
+  private _replayMisuse(run: AgentRun): void {
+    if (!this._live.enabled) return;
+    const agent = this._live.watch({
+      agent: run.agent,
+      spanId: run.spanId,
+      traceId: run.traceId,
+      attributes: run.attributes,
+      nested: run.parent !== undefined,
+    });
+    if (agent === undefined) return;
+    const executions: ToolExecution[] = [];
+    const collect = (r: AgentRun) => {
+      executions.push(...r.executions);
+      for (const child of r.children) collect(child);
+    };
+    collect(run);
+    executions.sort((a, b) => a.start - b.start);
+    for (const execution of executions) {
+      this._live.toolStarted(agent, execution.name, execution.spanId);
+      this._live.toolEnded(agent, execution.name, execution.args ?? execution.argsRaw, execution.spanId);
+    }
+  }
+
   private _reportMisuse(event: MisuseEvent): void {
     this._metrics.recordMisuse(event.kind, event.tool, event.agent, event.rule);
     diag.warn(
@@ -1007,11 +1057,14 @@ function toSpanLike(entry: SpanEntry, span: ReadableSpan, ending: boolean): Span
 /**
  * The span's start on the monotonic clock, as epoch ms. SDK 2.x spans already read that clock
  * when they start (`_performanceStartTime`, to compute their end); reusing it saves a clock
- * read per span. Other span implementations fall back to reading the clock now.
+ * read per span. Undefined when the caller gave the start time (the SDK then keeps it as
+ * given), or, with `readClock` false, for span implementations that do not keep it.
  */
-function highResolutionStart(span: Span): number {
-  const sdkStart = (span as unknown as { _performanceStartTime?: unknown })._performanceStartTime;
-  return TIME_ORIGIN + (typeof sdkStart === 'number' ? sdkStart : performance.now());
+function highResolutionStart(span: ReadableSpan, readClock = true): number | undefined {
+  const sdk = span as unknown as { _performanceStartTime?: unknown; _startTimeProvided?: unknown };
+  if (sdk._startTimeProvided === true) return undefined;
+  if (typeof sdk._performanceStartTime === 'number') return TIME_ORIGIN + sdk._performanceStartTime;
+  return readClock ? TIME_ORIGIN + performance.now() : undefined;
 }
 
 function* walkRuns(runs: readonly AgentRun[]): Generator<AgentRun> {

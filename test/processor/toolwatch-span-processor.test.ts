@@ -227,6 +227,88 @@ describe('ToolwatchSpanProcessor', () => {
       await p.provider.shutdown();
     });
 
+    it('judges traces whose spans get their attributes only at the end (OpenInference bridges)', async () => {
+      const deliveries: string[] = [];
+      const scorer = fakeScorer({ name: 's' });
+      const policy = policyOf([
+        {
+          name: 'r',
+          scorers: [scorer, trajectory({ forbiddenTools: ['launch'], expectedTools: ['lookup'] })],
+        },
+      ]);
+      const p = pipeline({
+        policy,
+        onVerdict: (v) => deliveries.push(`verdict ${v.agent}`),
+        onMisuse: (m) => deliveries.push(`${m.kind} ${m.tool} ${m.agent}`),
+      });
+      const bare = (name: string, parent?: Parameters<typeof inside>[0]) =>
+        p.tracer.startSpan(name, {}, inside(parent));
+      const end = (span: ReturnType<typeof bare>, attributes: Record<string, string>) => {
+        span.setAttributes(attributes);
+        span.end();
+      };
+      const workflow = bare('Agent workflow');
+      const agent = bare('weather_agent', workflow);
+      const turn = bare('turn', agent);
+      end(bare('lookup', turn), {
+        'openinference.span.kind': 'TOOL',
+        'tool.name': 'lookup',
+        'input.value': '{}',
+      });
+      end(bare('launch', turn), {
+        'openinference.span.kind': 'TOOL',
+        'tool.name': 'launch',
+        'input.value': '{}',
+      });
+      end(turn, { 'openinference.span.kind': 'CHAIN' });
+      end(agent, { 'openinference.span.kind': 'AGENT', 'graph.node.id': 'weather_agent' });
+      expect(deliveries).toEqual([]);
+      end(workflow, { 'openinference.span.kind': 'AGENT' });
+      const spans = await p.flush();
+      // Misuse is known only now, and still comes before the verdict.
+      expect(deliveries).toEqual(['forbidden launch weather_agent', 'verdict weather_agent']);
+      expect(scorer.seen[0]!.executions.map((e) => e.name)).toEqual(['lookup', 'launch']);
+      expect(byName(spans, 'evaluate weather_agent').parentSpanContext?.spanId).toBe(
+        agent.spanContext().spanId,
+      );
+      expect(p.processor['_traces'].size).toBe(0);
+      await p.provider.shutdown();
+    });
+
+    it('orders replayed spans (explicit start times) by their recorded times', async () => {
+      const scorer = fakeScorer({ name: 's' });
+      const p = pipeline({ policy: policyOf([{ scorers: [scorer] }]) });
+      const t0 = Date.now() - 10_000;
+      const agent = p.tracer.startSpan(
+        'invoke_agent replayed',
+        {
+          startTime: t0,
+          attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'replayed' },
+        },
+        inside(undefined),
+      );
+      // Replayed out of order: the second call first.
+      for (const [name, at] of [
+        ['second', t0 + 200],
+        ['first', t0 + 100],
+      ] as const) {
+        p.tracer
+          .startSpan(
+            `execute_tool ${name}`,
+            {
+              startTime: at,
+              attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': name },
+            },
+            inside(agent),
+          )
+          .end(at + 50);
+      }
+      agent.end(t0 + 500);
+      await p.flush();
+      expect(scorer.seen[0]!.executions.map((e) => e.name)).toEqual(['first', 'second']);
+      await p.provider.shutdown();
+    });
+
     it('judges only the outermost run for root_only rules, with nested calls in view', async () => {
       const scorer = fakeScorer({ name: 's' });
       const p = pipeline({ policy: policyOf([{ scorers: [scorer] }]) });
