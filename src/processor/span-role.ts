@@ -13,6 +13,8 @@ import {
   ATTR_OPENINFERENCE_SPAN_KIND,
   ATTR_TRACELOOP_ENTITY_NAME,
   ATTR_TRACELOOP_SPAN_KIND,
+  MASTRA_OPERATION_AGENT_RUN,
+  MASTRA_OPERATION_TOOL_EXECUTE,
   SPAN_AI_TOOL_CALL,
 } from '../semconv.js';
 
@@ -41,6 +43,9 @@ export function spanRole(name: string, attributes: Attributes): SpanRole {
       return SpanRole.LLM;
     }
     if (operation === 'invoke_workflow') return SpanRole.CHAIN;
+    // Mastra 0.24's own operation names.
+    if (operation === MASTRA_OPERATION_TOOL_EXECUTE) return SpanRole.TOOL;
+    if (operation === MASTRA_OPERATION_AGENT_RUN) return SpanRole.AGENT;
   }
   const oiKind = attributes[ATTR_OPENINFERENCE_SPAN_KIND];
   if (oiKind !== undefined) {
@@ -59,7 +64,8 @@ export function spanRole(name: string, attributes: Attributes): SpanRole {
   if (mastraType !== undefined) {
     if (mastraType === 'tool_call' || mastraType === 'mcp_tool_call') return SpanRole.TOOL;
     if (mastraType === 'agent_run') return SpanRole.AGENT;
-    if (mastraType === 'model_generation') return SpanRole.LLM;
+    // Steps and chunks carry the model's tool calls (request-only calls among them): keep them.
+    return SpanRole.LLM;
   }
   // Vercel AI SDK ≤ 6: recognised by name, which is known at start.
   if (name.charCodeAt(0) === 97 /* a */ && name.startsWith('ai.')) {

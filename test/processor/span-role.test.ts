@@ -14,6 +14,8 @@ describe('spanRole', () => {
     ['ai.generateText', {}, SpanRole.AGENT],
     ['ai.generateText.doGenerate', {}, SpanRole.LLM],
     ['execute_tool weather', {}, SpanRole.TOOL],
+    ['weather', { 'gen_ai.operation.name': 'tool.execute' }, SpanRole.TOOL],
+    ["chunk: 'tool-call'", { 'mastra.span.type': 'model_chunk' }, SpanRole.LLM],
     ['GET /orders', { 'http.request.method': 'GET' }, SpanRole.NONE],
     ['SELECT', {}, SpanRole.NONE],
   ] as const)('%s is %s', (name, attributes, role) => {
