@@ -486,10 +486,29 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   }
 
   private _evict(state: TraceState): void {
+    this._judgeEndedRuns(state);
     this._releaseTrace(state);
     this._evicted.add(state.traceId);
     if (this._evicted.size > this._maxTraces) {
       this._evicted.delete(this._evicted.values().next().value as string);
+    }
+  }
+
+  /**
+   * A trace first seen as its spans ended waits for its outermost span before judging; when
+   * that span will not end here (evicted, shut down), the runs that did end are judged now.
+   */
+  private _judgeEndedRuns(state: TraceState): void {
+    if (!state.seenLate || this._policy.rules.length === 0) return;
+    try {
+      for (const run of walkRuns(this._reconstruct(state, undefined).runs)) {
+        if (run.end === undefined || state.evaluated.has(run.spanId)) continue;
+        state.evaluated.add(run.spanId);
+        this._replayMisuse(run);
+        this._judge(state, run, contextOnly(state.traceId, run.spanId), 'span');
+      }
+    } catch (error) {
+      this._problem('judge_ended', 'judging the ended runs of an unfinished trace failed', error);
     }
   }
 
@@ -745,14 +764,15 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     this._deliverVerdict(final);
   }
 
-  private _reconstruct(state: TraceState, span: ReadableSpan): ReconstructedTrace {
-    const spanId = span.spanContext().spanId;
+  /** Rebuilds the trace from the spans held, with `span` (when given) as it is ending now. */
+  private _reconstruct(state: TraceState, span: ReadableSpan | undefined): ReconstructedTrace {
+    const spanId = span?.spanContext().spanId;
     const spans: SpanLike[] = [];
     let ownSeen = false;
     let previous = Number.NEGATIVE_INFINITY;
     for (const [id, entry] of state.spans) {
       let like: SpanLike;
-      if (id === spanId) {
+      if (span !== undefined && id === spanId) {
         like = toSpanLike(entry, span, true);
         ownSeen = true;
       } else if (entry.role === SpanRole.NONE && !entry.needed) {
@@ -776,7 +796,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       }
       spans.push(like);
     }
-    if (!ownSeen) {
+    if (span !== undefined && !ownSeen) {
       const own = fromReadableSpan(span);
       own.endTime = hrTimeToMs(span.endTime);
       spans.push(own);
@@ -998,6 +1018,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     // Runs waiting for late spans are judged now with what arrived; nothing else will.
     for (const state of this._traces.values()) {
       for (const late of state.late.values()) this._finishLate(state, late);
+      this._judgeEndedRuns(state);
     }
     await this._drain();
     this._isShutdown = true;

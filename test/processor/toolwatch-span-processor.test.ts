@@ -275,6 +275,25 @@ describe('ToolwatchSpanProcessor', () => {
       await p.provider.shutdown();
     });
 
+    it('judges the ended runs of such a trace at shutdown when its root never ends', async () => {
+      const verdicts: Verdict[] = [];
+      const p = pipeline({
+        policy: policyOf([{ scorers: [fakeScorer({ name: 's' })] }]),
+        onVerdict: (v) => verdicts.push(v),
+      });
+      const workflow = p.tracer.startSpan('Agent workflow');
+      const agent = p.tracer.startSpan('weather_agent', {}, inside(workflow));
+      const call = p.tracer.startSpan('lookup', {}, inside(agent));
+      call.setAttributes({ 'openinference.span.kind': 'TOOL', 'tool.name': 'lookup', 'input.value': '{}' });
+      call.end();
+      agent.setAttributes({ 'openinference.span.kind': 'AGENT', 'graph.node.id': 'weather_agent' });
+      agent.end();
+      await p.processor.forceFlush();
+      expect(verdicts).toHaveLength(0);
+      await p.processor.shutdown();
+      expect(verdicts.map((v) => [v.agent, v.results[0]!.label])).toEqual([['weather_agent', 'pass']]);
+    });
+
     it('orders replayed spans (explicit start times) by their recorded times', async () => {
       const scorer = fakeScorer({ name: 's' });
       const p = pipeline({ policy: policyOf([{ scorers: [scorer] }]) });
