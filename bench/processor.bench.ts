@@ -11,6 +11,7 @@ import {
   BasicTracerProvider,
   BatchSpanProcessor,
   InMemorySpanExporter,
+  NoopSpanProcessor,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { fromReadableSpan } from '../src/conventions/from-readable-span.js';
@@ -170,11 +171,16 @@ interface Pipeline {
 
 let defaultPolicy: Policy | undefined;
 
-function pipeline(withToolwatch: boolean, options: Partial<ToolwatchSpanProcessorOptions> = {}): Pipeline {
+/** Options of the processor under test; `noopInstead` puts an empty processor in its place (the floor). */
+type BenchOptions = Partial<ToolwatchSpanProcessorOptions> & { noopInstead?: boolean };
+
+function pipeline(withToolwatch: boolean, options: BenchOptions = {}): Pipeline {
   const exporter = new CountingExporter();
   const spanProcessors: SpanProcessor[] = [new BatchSpanProcessor(exporter)];
   let processor: ToolwatchSpanProcessor | undefined;
-  if (withToolwatch) {
+  if (withToolwatch && options.noopInstead) {
+    spanProcessors.unshift(new NoopSpanProcessor());
+  } else if (withToolwatch) {
     // Built once: loading a policy is not part of what a span costs.
     defaultPolicy ??= benchPolicy();
     processor = new ToolwatchSpanProcessor({ policy: defaultPolicy, ...options });
@@ -197,7 +203,7 @@ async function round(
   withToolwatch: boolean,
   work: (tracer: Tracer) => void,
   runs: number,
-  options: Partial<ToolwatchSpanProcessorOptions> = {},
+  options: BenchOptions = {},
 ): Promise<RoundResult> {
   const p = pipeline(withToolwatch, options);
   const started = process.hrtime.bigint();
@@ -229,7 +235,7 @@ async function throughput(
   label: string,
   work: (tracer: Tracer) => void,
   target: number | undefined,
-  options: Partial<ToolwatchSpanProcessorOptions> = {},
+  options: BenchOptions = {},
 ) {
   // Warm-up, discarded: JIT and the first allocation of every shape.
   await round(false, work, 300);
@@ -402,6 +408,14 @@ export async function run(): Promise<BenchReport> {
     policy: tenth,
   });
   const ordinary = await throughput('ordinary spans only', ordinaryRequest, 0.97);
+  const floor = await throughput(
+    'ordinary spans, NoopSpanProcessor in its place',
+    ordinaryRequest,
+    undefined,
+    {
+      noopInstead: true,
+    },
+  );
   const parts = breakdown();
 
   const bound = { maxTraces: 1000, maxSpansPerTrace: 256, traceTtlMs: 2000 };
@@ -414,6 +428,7 @@ export async function run(): Promise<BenchReport> {
     tracking,
     sampled,
     ordinary,
+    floor,
     {
       workload: 'per agent run, in isolation (µs)',
       'span conversion': parts.convert,
@@ -448,6 +463,8 @@ export async function run(): Promise<BenchReport> {
     notes: [
       `Throughput: ${ROUNDS} pairs of rounds (baseline and toolwatch back to back, order alternating) of ${RUNS_PER_ROUND} runs (${RUNS_PER_ROUND * SPANS_PER_RUN} spans), each a fresh BasicTracerProvider + BatchSpanProcessor + counting no-op exporter; the loop yields every ${YIELD_EVERY_RUNS} runs. "ratio" is the median over pairs of toolwatch/baseline spans per CPU-second of this process (robust to other processes on a shared machine); the wall-clock ratios are shown beside it.`,
       'Scorers: trajectory (with live limits), tool_order, reliability. Every agent run is reconstructed and judged in onEnding.',
+      '"tracking only" is the processor with a policy of no rule: what following agent traces costs. "NoopSpanProcessor in its place" is the floor: what any second span processor costs the SDK.',
+      'The isolated per-run steps are hot-loop figures; in the pipeline the same work costs more (allocation, GC, cache).',
       'Memory: heapUsed sampled every 256 runs; growth is peak minus the heap at start (after gc when run with --expose-gc). The stuck traces are evicted by TTL or by maxTraces.',
     ],
   };
