@@ -141,6 +141,12 @@ const DEFAULTS = {
 
 const TIME_ORIGIN = performance.timeOrigin;
 
+/**
+ * Scorers and judges run here: tracing suppressed, and none of the application's context
+ * (its active span, its baggage) leaks into what they do. Built once, not per run.
+ */
+const UNTRACED = suppressTracing(ROOT_CONTEXT);
+
 // Most traces never need these; they are allocated on first write.
 const NO_SPANS: Set<string> = new Set();
 const NO_LATE_RUNS: Map<string, LateRun> = new Map();
@@ -734,7 +740,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     timer.unref?.();
     let extra: ScorerResult[];
     try {
-      const judged = context.with(suppressTracing(context.active()), () =>
+      const judged = context.with(UNTRACED, () =>
         completeRunAsync(run, rule, this._policy, evaluation, {
           judges: this._options.judges,
           limiter: this._limiter,
@@ -1125,7 +1131,7 @@ function findRun(runs: readonly AgentRun[], spanId: string): AgentRun | undefine
 }
 
 function withoutTracing<T>(fn: () => T): T {
-  return context.with(suppressTracing(context.active()), fn);
+  return context.with(UNTRACED, fn);
 }
 
 function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
