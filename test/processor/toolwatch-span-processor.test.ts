@@ -1,4 +1,5 @@
-import { diag, SpanStatusCode } from '@opentelemetry/api';
+import { context, diag, SpanStatusCode, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { AlwaysOffSampler } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { trajectory } from '../../src/scorers/trajectory.js';
@@ -586,6 +587,39 @@ describe('ToolwatchSpanProcessor', () => {
   });
 
   describe('scorers and judges', () => {
+    it('runs scorers with tracing suppressed, outside the application context', async () => {
+      const manager = new AsyncLocalStorageContextManager().enable();
+      context.setGlobalContextManager(manager);
+      try {
+        const seen: Array<{ recording: boolean; active: unknown }> = [];
+        const p = pipeline({
+          policy: policyOf([
+            {
+              scorers: [
+                fakeScorer({
+                  judge: () => {
+                    const inner = p.tracer.startSpan('scorer work');
+                    seen.push({ recording: inner.isRecording(), active: trace.getActiveSpan() });
+                    inner.end();
+                    return true;
+                  },
+                }),
+              ],
+            },
+          ]),
+        });
+        const agent = startAgent(p.tracer, 'a');
+        tool(p.tracer, 'lookup', agent);
+        context.with(trace.setSpan(context.active(), agent), () => agent.end());
+        const spans = await p.flush();
+        expect(seen).toEqual([{ recording: false, active: undefined }]);
+        expect(spans.map((s) => s.name)).not.toContain('scorer work');
+        await p.provider.shutdown();
+      } finally {
+        context.disable();
+      }
+    });
+
     it('turns a scorer exception into an error result and logs it through diag', async () => {
       const warn = vi.spyOn(diag, 'warn');
       const verdicts: Verdict[] = [];
