@@ -3,6 +3,8 @@
 export { spansFromOtlpJson } from './conventions/from-otlp-json.js';
 export { fromReadableSpan } from './conventions/from-readable-span.js';
 export { ToolwatchMetrics } from './emission/metrics.js';
+export type { GateOutcome, VerdictSummary } from './evaluation/check-gates.js';
+export { checkGates, summarizeVerdicts } from './evaluation/check-gates.js';
 export type { EvaluateTracesOptions } from './evaluation/evaluate-traces.js';
 export { evaluateTraces } from './evaluation/evaluate-traces.js';
 export { isSampled } from './evaluation/sampling.js';
@@ -55,4 +57,5 @@ export type {
   ToolStatus,
   Verdict,
 } from './types.js';
+export { configDigest } from './util/digest.js';
 export { PyFloat } from './util/python-json.js';
