@@ -169,6 +169,15 @@ const ARG_KEYS = [
  * new BasicTracerProvider({ spanProcessors: [toolwatch, new BatchSpanProcessor(exporter)] });
  * ```
  *
+ * Where the verdict goes:
+ * - on the agent span itself, written in `onEnding` (the first matching rule);
+ * - on a new `evaluate {agent}` span parented to (and linked to) the run span, for every
+ *   further matching rule, for judges' results, for runs that waited for late spans, and for
+ *   runs whose spans were recognised only as they ended (OpenInference bridges write every
+ *   attribute at the end; such traces are judged when their outermost span ends);
+ * - in wrapping mode (`next`, SDKs without `onEnding`), on the view of the agent span handed
+ *   to `next`.
+ *
  * Ordinary spans (HTTP, DB) in traces without agent activity cost one map lookup and a few
  * attribute reads. Hooks never throw: problems go to `diag`, once per kind, then are counted.
  */
