@@ -19,11 +19,13 @@ import {
 } from '../semconv.js';
 import type { SpanLike } from '../types.js';
 import { historyOf, readToolDefinitions, scanGenAiMessages } from './gen-ai-messages.js';
+import { inputSize, mergeLlmFacts, NO_INPUT } from './merge-llm-facts.js';
 import { isRecord, readArgs, readJsonStructure, readMaybeJson, readString } from './read-values.js';
 import type {
   AgentFacts,
   ConventionAdapter,
   LlmFacts,
+  LlmInputFacts,
   MessageCall,
   RefusalFacts,
   SpanRole,
@@ -147,6 +149,11 @@ function isValidationFailure(result: unknown): boolean {
 }
 
 export function genAiLlm(span: SpanLike): LlmFacts | undefined {
+  return mergeLlmFacts(genAiLlmOutput(span), genAiLlmInput(span));
+}
+
+/** Requests from `gen_ai.output.messages` (Mastra 1.x: from the step output), tool definitions, decisions. */
+export function genAiLlmOutput(span: SpanLike): LlmFacts | undefined {
   if (genAiRole(span) !== 'llm') return undefined;
   const a = span.attributes;
   if (a[ATTR_GEN_AI_OPERATION_NAME] === CLIENT_TOOL_CALL) {
@@ -179,13 +186,23 @@ export function genAiLlm(span: SpanLike): LlmFacts | undefined {
     return { convention: CONVENTION, requests };
   }
   const output = scanGenAiMessages(a[ATTR_GEN_AI_OUTPUT_MESSAGES]);
-  const input = scanGenAiMessages(a[ATTR_GEN_AI_INPUT_MESSAGES]);
-  const facts: LlmFacts = { convention: CONVENTION, requests: output.calls, inputCalls: input.calls };
-  const refusals = [...input.responses, ...(decisionRefusals(span) ?? [])];
-  if (refusals.length > 0) facts.refusals = refusals;
+  const facts: LlmFacts = {
+    convention: CONVENTION,
+    requests: output.calls,
+    progress: inputSize(a[ATTR_GEN_AI_INPUT_MESSAGES]),
+  };
+  const refusals = decisionRefusals(span);
+  if (refusals) facts.refusals = refusals;
   const defs = readToolDefinitions(a[ATTR_GEN_AI_TOOL_DEFINITIONS]);
   if (defs) facts.toolDefinitions = defs;
   return facts;
+}
+
+/** Tool calls and tool results in `gen_ai.input.messages`. */
+export function genAiLlmInput(span: SpanLike): LlmInputFacts {
+  if (genAiRole(span) !== 'llm') return NO_INPUT;
+  const input = scanGenAiMessages(span.attributes[ATTR_GEN_AI_INPUT_MESSAGES]);
+  return { inputCalls: input.calls, refusals: input.responses };
 }
 
 /** `gen_ai.tool.call.decision` span events (a proposal): `deny` refuses, `require_approval` pends. */
@@ -215,4 +232,6 @@ export const genAiSemconv: ConventionAdapter = {
   tool: genAiTool,
   agent: genAiAgent,
   llm: genAiLlm,
+  llmOutput: genAiLlmOutput,
+  llmInput: genAiLlmInput,
 };

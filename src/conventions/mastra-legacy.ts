@@ -11,6 +11,7 @@ import {
   MASTRA_OPERATION_TOOL_EXECUTE,
 } from '../semconv.js';
 import type { SpanLike } from '../types.js';
+import { NO_INPUT } from './merge-llm-facts.js';
 import { isRecord, readArgs, readJsonStructure, readMaybeJson, readString } from './read-values.js';
 import type {
   AgentFacts,
@@ -115,4 +116,7 @@ export const mastraLegacy: ConventionAdapter = {
   tool: mastraLegacyTool,
   agent: mastraLegacyAgent,
   llm: mastraLegacyLlm,
+  llmOutput: mastraLegacyLlm,
+  // No input side: these conventions record no message history on LLM spans.
+  llmInput: () => NO_INPUT,
 };

@@ -15,6 +15,7 @@ import {
 } from '../semconv.js';
 import type { SpanLike, ToolDefinition } from '../types.js';
 import { readToolDefinitions } from './gen-ai-messages.js';
+import { inputSize, mergeLlmFacts, NO_INPUT } from './merge-llm-facts.js';
 import {
   isRecord,
   REDACTED,
@@ -28,6 +29,7 @@ import type {
   AgentFacts,
   ConventionAdapter,
   LlmFacts,
+  LlmInputFacts,
   MessageCall,
   RefusalFacts,
   SpanRole,
@@ -145,42 +147,70 @@ const INPUT_KEY =
 const TOOL_SCHEMA = /^llm\.tools\.(\d+)\.tool\.json_schema$/;
 
 export function openInferenceLlm(span: SpanLike): LlmFacts | undefined {
+  return mergeLlmFacts(openInferenceLlmOutput(span), openInferenceLlmInput(span));
+}
+
+/** Requests from the flattened `llm.output_messages.*.tool_calls.*`, tool definitions from `llm.tools.*`. */
+export function openInferenceLlmOutput(span: SpanLike): LlmFacts | undefined {
   if (openInferenceRole(span) !== 'llm') return undefined;
   const a = span.attributes;
-  const output = new Map<string, { m: number; c: number; id?: string; name?: string; args?: unknown }>();
-  const inputCalls = new Map<string, { m: number; c: number; id?: string; name?: string; args?: unknown }>();
-  const inputMessages = new Map<number, { role?: string; content?: string; toolCallId?: string }>();
+  const output = new Map<string, FlatCall>();
   const schemas: Array<[number, unknown]> = [];
+  let inputKeys = 0;
   for (const key in a) {
     if (key.charCodeAt(0) !== 108 /* l */) continue;
+    if (key.startsWith(INPUT_PREFIX)) {
+      inputKeys++;
+      continue;
+    }
     let m = OUTPUT_CALL.exec(key);
     if (m) {
       setCallField(output, m[1]!, m[2]!, m[3]!, a[key]);
       continue;
     }
-    m = INPUT_KEY.exec(key);
-    if (m) {
-      if (m[2] !== undefined) setCallField(inputCalls, m[1]!, m[2], m[3]!, a[key]);
-      else {
-        const idx = Number(m[1]);
-        let msg = inputMessages.get(idx);
-        if (!msg) {
-          msg = {};
-          inputMessages.set(idx, msg);
-        }
-        const v = readString(a[key]);
-        if (v !== undefined) {
-          if (m[4] === 'role') msg.role = v;
-          else if (m[4] === 'content') msg.content = v;
-          else msg.toolCallId = v;
-        }
-      }
-      continue;
-    }
     m = TOOL_SCHEMA.exec(key);
     if (m) schemas.push([Number(m[1]), readMaybeJson(a[key])]);
   }
-  const facts: LlmFacts = { convention: CONVENTION, requests: toCalls(output) };
+  const facts: LlmFacts = {
+    convention: CONVENTION,
+    requests: toCalls(output),
+    progress: inputKeys + inputSize(a[ATTR_OI_INPUT_VALUE]),
+  };
+  if (schemas.length > 0) {
+    schemas.sort((x, y) => x[0] - y[0]);
+    const defs: ToolDefinition[] | undefined = readToolDefinitions(schemas.map((s) => s[1]));
+    if (defs) facts.toolDefinitions = defs;
+  }
+  return facts;
+}
+
+/** Tool calls and tool messages of `llm.input_messages.*`, and agno's flagged history in `input.value`. */
+export function openInferenceLlmInput(span: SpanLike): LlmInputFacts {
+  if (openInferenceRole(span) !== 'llm') return NO_INPUT;
+  const a = span.attributes;
+  const inputCalls = new Map<string, FlatCall>();
+  const inputMessages = new Map<number, { role?: string; content?: string; toolCallId?: string }>();
+  for (const key in a) {
+    if (!key.startsWith(INPUT_PREFIX)) continue;
+    const m = INPUT_KEY.exec(key);
+    if (!m) continue;
+    if (m[2] !== undefined) {
+      setCallField(inputCalls, m[1]!, m[2], m[3]!, a[key]);
+      continue;
+    }
+    const idx = Number(m[1]);
+    let msg = inputMessages.get(idx);
+    if (!msg) {
+      msg = {};
+      inputMessages.set(idx, msg);
+    }
+    const v = readString(a[key]);
+    if (v !== undefined) {
+      if (m[4] === 'role') msg.role = v;
+      else if (m[4] === 'content') msg.content = v;
+      else msg.toolCallId = v;
+    }
+  }
   const calls = toCalls(inputCalls);
   const refusals: RefusalFacts[] = [];
   for (const msg of inputMessages.values()) {
@@ -192,15 +222,11 @@ export function openInferenceLlm(span: SpanLike): LlmFacts | undefined {
   const agno = readAgnoMessages(a[ATTR_OI_INPUT_VALUE]);
   calls.unshift(...agno.calls);
   refusals.push(...agno.refusals);
-  facts.inputCalls = calls;
-  if (refusals.length > 0) facts.refusals = refusals;
-  if (schemas.length > 0) {
-    schemas.sort((x, y) => x[0] - y[0]);
-    const defs: ToolDefinition[] | undefined = readToolDefinitions(schemas.map((s) => s[1]));
-    if (defs) facts.toolDefinitions = defs;
-  }
-  return facts;
+  return { inputCalls: calls, refusals };
 }
+
+type FlatCall = { m: number; c: number; id?: string; name?: string; args?: unknown };
+const INPUT_PREFIX = 'llm.input_messages.';
 
 function setCallField(
   map: Map<string, { m: number; c: number; id?: string; name?: string; args?: unknown }>,
@@ -277,4 +303,6 @@ export const openInference: ConventionAdapter = {
   tool: openInferenceTool,
   agent: openInferenceAgent,
   llm: openInferenceLlm,
+  llmOutput: openInferenceLlmOutput,
+  llmInput: openInferenceLlmInput,
 };

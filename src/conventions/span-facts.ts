@@ -65,6 +65,18 @@ export interface LlmFacts {
   inputCalls?: MessageCall[];
   refusals?: RefusalFacts[];
   toolDefinitions?: ToolDefinition[];
+  /**
+   * How much conversation the span's input already holds (its size, in the adapter's own
+   * unit): later model calls of a run hold more. Orders LLM spans that start in the same
+   * millisecond.
+   */
+  progress?: number;
+}
+
+/** What an LLM span's input says: history candidates and results that explain refusals. */
+export interface LlmInputFacts {
+  inputCalls: MessageCall[];
+  refusals: RefusalFacts[];
 }
 
 /** An agent span. */
@@ -101,5 +113,13 @@ export interface ConventionAdapter {
   role(span: SpanLike): SpanRole | undefined;
   tool(span: SpanLike): ToolFacts | undefined;
   agent(span: SpanLike): AgentFacts | undefined;
+  /** Everything an LLM span says: `llmOutput` and `llmInput` together. */
   llm(span: SpanLike): LlmFacts | undefined;
+  /**
+   * The output side only (requests, hints, tool definitions, decisions, `progress`): cheap,
+   * read for every LLM span up front. Reconstruction reads the input side later, one span
+   * at a time, so that long conversations are never all parsed at once.
+   */
+  llmOutput(span: SpanLike): LlmFacts | undefined;
+  llmInput(span: SpanLike): LlmInputFacts;
 }

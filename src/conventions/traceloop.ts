@@ -8,6 +8,7 @@ import {
 } from '../semconv.js';
 import type { SpanLike } from '../types.js';
 import { scanGenAiMessages } from './gen-ai-messages.js';
+import { NO_INPUT } from './merge-llm-facts.js';
 import { isRecord, readArgs, readJsonStructure, readMaybeJson, readString } from './read-values.js';
 import type {
   AgentFacts,
@@ -131,4 +132,7 @@ export const traceloop: ConventionAdapter = {
   tool: traceloopTool,
   agent: traceloopAgent,
   llm: traceloopLlm,
+  llmOutput: traceloopLlm,
+  // No input side: these conventions record no message history on LLM spans.
+  llmInput: () => NO_INPUT,
 };

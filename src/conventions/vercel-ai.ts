@@ -18,11 +18,13 @@ import {
 } from '../semconv.js';
 import type { SpanLike } from '../types.js';
 import { readToolDefinitions, responseText } from './gen-ai-messages.js';
+import { inputSize, mergeLlmFacts, NO_INPUT } from './merge-llm-facts.js';
 import { isRecord, readArgs, readArray, readMaybeJson, readString } from './read-values.js';
 import type {
   AgentFacts,
   ConventionAdapter,
   LlmFacts,
+  LlmInputFacts,
   MessageCall,
   RefusalFacts,
   SpanRole,
@@ -86,21 +88,31 @@ export function vercelAiAgent(span: SpanLike): AgentFacts | undefined {
 }
 
 export function vercelAiLlm(span: SpanLike): LlmFacts | undefined {
+  return mergeLlmFacts(vercelAiLlmOutput(span), vercelAiLlmInput(span));
+}
+
+/** Requests from `ai.response.toolCalls`, tool definitions from `ai.prompt.tools`. */
+export function vercelAiLlmOutput(span: SpanLike): LlmFacts | undefined {
   if (vercelAiRole(span) !== 'llm') return undefined;
   const a = span.attributes;
   const facts: LlmFacts = {
     convention: CONVENTION,
     requests: readResponseToolCalls(a[ATTR_AI_RESPONSE_TOOL_CALLS]),
+    progress: inputSize(a[ATTR_AI_PROMPT_MESSAGES]),
   };
-  const { calls, refusals } = readPromptMessages(a[ATTR_AI_PROMPT_MESSAGES]);
-  facts.inputCalls = calls;
-  if (refusals.length > 0) facts.refusals = refusals;
   const tools = readArray(a[ATTR_AI_PROMPT_TOOLS]);
   if (tools) {
     const defs = readToolDefinitions(tools.map((t) => readMaybeJson(t)));
     if (defs) facts.toolDefinitions = defs;
   }
   return facts;
+}
+
+/** Tool calls and tool results in `ai.prompt.messages`. */
+export function vercelAiLlmInput(span: SpanLike): LlmInputFacts {
+  if (vercelAiRole(span) !== 'llm') return NO_INPUT;
+  const { calls, refusals } = readPromptMessages(span.attributes[ATTR_AI_PROMPT_MESSAGES]);
+  return { inputCalls: calls, refusals };
 }
 
 /**
@@ -170,4 +182,6 @@ export const vercelAi: ConventionAdapter = {
   tool: vercelAiTool,
   agent: vercelAiAgent,
   llm: vercelAiLlm,
+  llmOutput: vercelAiLlmOutput,
+  llmInput: vercelAiLlmInput,
 };

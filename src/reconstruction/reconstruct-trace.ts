@@ -1,4 +1,5 @@
 import { classifySpan } from '../conventions/classify.js';
+import { NO_INPUT } from '../conventions/merge-llm-facts.js';
 import { readString, readTrue } from '../conventions/read-values.js';
 import type {
   AgentFacts,
@@ -209,7 +210,7 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
     if (!adapter) continue;
     if (node.role === 'tool') node.tool = safe(() => adapter.tool(node.span));
     else if (node.role === 'agent') node.agent = safe(() => adapter.agent(node.span));
-    else if (node.role === 'llm') node.llm = safe(() => adapter.llm(node.span));
+    else if (node.role === 'llm') node.llm = safe(() => adapter.llmOutput(node.span));
     if (node.role === 'tool' && !node.tool) node.role = 'other';
     if (node.role === 'agent' && !node.agent) node.role = 'other';
   }
@@ -217,7 +218,7 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
   const requestRank = new Map<string, number>();
   for (const node of nodes) {
     if (node.role !== 'llm' || !node.llm) continue;
-    node.rank = 2 * (node.llm.inputCalls?.length ?? 0);
+    node.rank = 2 * (node.llm.progress ?? 0);
     for (const r of node.llm.requests)
       if (r.callId !== undefined && !requestRank.has(r.callId)) requestRank.set(r.callId, node.rank);
   }
@@ -346,7 +347,11 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
       // (An LLM called inside a tool's implementation asks for its own tools, not the run's.)
       const llm = node.llm;
       const time = node.end ?? node.start;
-      if (own.lastLlm === undefined && own.facts?.continuation) addContinuedRequests(own, llm, node);
+      // The input side is read only now, one span at a time: long conversations repeat it in every model call.
+      const adapter = node.adapter!;
+      const input = safe(() => adapter.llmInput(node.span)) ?? NO_INPUT;
+      if (own.lastLlm === undefined && own.facts?.continuation)
+        addContinuedRequests(own, llm, input.inputCalls, node);
       if (own.lastLlm === undefined || compareSpans(own.lastLlm, node) <= 0) own.lastLlm = node;
       llm.requests.forEach((call, index) => {
         // A framework that repeats earlier requests in a later output (cumulative step outputs) must not double them.
@@ -369,7 +374,7 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
         });
       });
       for (const h of llm.hints ?? []) own.hints.push({ ...h, spanId });
-      for (const c of llm.inputCalls ?? []) {
+      for (const c of input.inputCalls) {
         // Inputs repeat the run's own earlier requests: those are decided already (not history).
         if (!c.fromHistory && c.callId !== undefined && own.requestIds.has(c.callId)) continue;
         own.inputCalls.push({ ...c, spanId });
@@ -377,9 +382,10 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
       // The facts are copied into the run; let large traces drop them early.
       node.llm = undefined;
       // A result for a call that ran explains nothing; keep only what may explain a request-only call.
-      for (const r of llm.refusals ?? NO_REFUSALS) {
+      for (const r of input.refusals) {
         if (r.callId === undefined || !own.executedIds.has(r.callId)) own.refusals.push(r);
       }
+      for (const r of llm.refusals ?? NO_REFUSALS) own.refusals.push(r);
       if (llm.toolDefinitions && !own.llmDefinitions) own.llmDefinitions = llm.toolDefinitions;
     }
   }
@@ -420,8 +426,7 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
  * A resumed run's first model input ends with the calls the paused run was waiting for:
  * they are this run's requests (executed now, or refused with the tool message as reason).
  */
-function addContinuedRequests(st: RunState, llm: LlmFacts, node: Node): void {
-  const calls = llm.inputCalls ?? [];
+function addContinuedRequests(st: RunState, llm: LlmFacts, calls: MessageCall[], node: Node): void {
   const flagged = new Set<string>();
   for (const c of calls) if (c.fromHistory && c.callId) flagged.add(c.callId);
   let index = 0;
