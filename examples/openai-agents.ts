@@ -86,7 +86,7 @@ const toolwatch = new ToolwatchSpanProcessor({
   onMisuse: (m) => console.log(`[misuse] LIVE ${m.kind} tool "${m.tool}" in ${m.agent}`),
   onVerdict: (v) =>
     console.log(
-      `[verdict] ${JSON.stringify(v.results.map(r=>[r.reason,r.detail]))} ${v.passed ? 'PASS' : 'FAIL'} agent=${v.agent} ${v.results.map((r) => `${r.scorer}=${r.label}`).join(' ')}`,
+      `[verdict] ${JSON.stringify(v.results.map((r) => [r.reason, r.detail]))} ${v.passed ? 'PASS' : 'FAIL'} agent=${v.agent} ${v.results.map((r) => `${r.scorer}=${r.label}`).join(' ')}`,
     ),
 });
 const provider = new BasicTracerProvider({ spanProcessors: [toolwatch, new SimpleSpanProcessor(exporter)] });
