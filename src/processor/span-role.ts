@@ -80,6 +80,22 @@ export function spanRole(name: string, attributes: Attributes): SpanRole {
   return SpanRole.NONE;
 }
 
+/**
+ * The role of a span that ends in a trace with no agent activity known yet. Only spans that
+ * get their attributes at the end can be agent-related here: OpenInference bridges (which
+ * write everything just before `end()`) and spans given GenAI attributes after start. Two
+ * reads keep the ordinary spans of ordinary traces cheap.
+ */
+export function lateSpanRole(name: string, attributes: Attributes): SpanRole {
+  if (
+    attributes[ATTR_OPENINFERENCE_SPAN_KIND] === undefined &&
+    attributes[ATTR_GEN_AI_OPERATION_NAME] === undefined
+  ) {
+    return SpanRole.NONE;
+  }
+  return spanRole(name, attributes);
+}
+
 /** The tool name a span announces, from its start attributes or its name. */
 export function toolNameOf(name: string, attributes: Attributes): string | undefined {
   const value =

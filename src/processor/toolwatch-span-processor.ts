@@ -35,7 +35,7 @@ import type {
   Verdict,
 } from '../types.js';
 import { type LiveAgent, LiveMisuseMonitor } from './live-misuse.js';
-import { agentNameOf, SpanRole, spanRole, toolNameOf } from './span-role.js';
+import { agentNameOf, lateSpanRole, SpanRole, spanRole, toolNameOf } from './span-role.js';
 
 export interface ToolwatchSpanProcessorOptions {
   /** The policy runs are judged by (from `loadPolicy`, or built in code). Required. */
@@ -353,7 +353,8 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     let state = this._traces.get(ctx.traceId);
     let entry = state?.spans.get(ctx.spanId);
     if (entry === undefined) {
-      const role = spanRole(span.name, span.attributes);
+      const role =
+        state === undefined ? lateSpanRole(span.name, span.attributes) : spanRole(span.name, span.attributes);
       if (state === undefined) {
         // Recognised only as it ends: OpenInference bridges write every attribute at the end.
         if (role === SpanRole.NONE || this._evicted.has(ctx.traceId)) return;

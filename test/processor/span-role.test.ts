@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { agentNameOf, SpanRole, spanRole, toolNameOf } from '../../src/processor/span-role.js';
+import { agentNameOf, lateSpanRole, SpanRole, spanRole, toolNameOf } from '../../src/processor/span-role.js';
 
 describe('spanRole', () => {
   it.each([
@@ -36,5 +36,15 @@ describe('toolNameOf / agentNameOf', () => {
     expect(agentNameOf('invoke_agent x', { 'gen_ai.agent.name': 'refund-agent' })).toBe('refund-agent');
     expect(agentNameOf('ai.generateText', { 'ai.telemetry.functionId': 'support' })).toBe('support');
     expect(agentNameOf('invoke_agent triage', {})).toBe('triage');
+  });
+});
+
+describe('lateSpanRole', () => {
+  it('recognises only conventions that write their attributes at the end', () => {
+    expect(lateSpanRole('lookup', { 'openinference.span.kind': 'TOOL' })).toBe(SpanRole.TOOL);
+    expect(lateSpanRole('run', { 'gen_ai.operation.name': 'invoke_agent' })).toBe(SpanRole.AGENT);
+    // Names alone are known at start; a span recognised by name was seen then.
+    expect(lateSpanRole('execute_tool x', {})).toBe(SpanRole.NONE);
+    expect(lateSpanRole('GET /', { 'http.request.method': 'GET' })).toBe(SpanRole.NONE);
   });
 });
