@@ -81,10 +81,10 @@ export function spanRole(name: string, attributes: Attributes): SpanRole {
 }
 
 /**
- * The role of a span that ends in a trace with no agent activity known yet. Only spans that
- * get their attributes at the end can be agent-related here: OpenInference bridges (which
- * write everything just before `end()`) and spans given GenAI attributes after start. Two
- * reads keep the ordinary spans of ordinary traces cheap.
+ * The role of a span, as it ends, that was not recognised when it started (or not seen at
+ * all). Only spans that get their attributes at the end can be agent-related then:
+ * OpenInference bridges (which write everything just before `end()`) and spans given GenAI
+ * attributes after start. Two reads keep ordinary spans cheap.
  */
 export function lateSpanRole(name: string, attributes: Attributes): SpanRole {
   if (

@@ -363,7 +363,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       entry = this._trackLate(state, span, ctx.spanId, role);
     } else if (entry.role === SpanRole.NONE) {
       // Attributes set after start can still make a span an agent or a tool.
-      entry.role = spanRole(span.name, span.attributes);
+      entry.role = lateSpanRole(span.name, span.attributes);
       if (entry.role === SpanRole.TOOL) state!.hasTool = true;
     }
     if (state === undefined) return;
