@@ -38,9 +38,14 @@ interface Node {
   end: number | undefined;
   role: SpanRole;
   adapter: ConventionAdapter | undefined;
-  tool?: ToolFacts | undefined;
   agent?: AgentFacts | undefined;
+  /** Facts of tool and LLM spans (output side), dropped once their run has taken them. */
+  tool?: ToolFacts | undefined;
   llm?: LlmFacts | undefined;
+  /** A tool span's call id (for ranks). */
+  callId?: string | undefined;
+  /** An LLM span asks for tool calls. */
+  hasRequests?: boolean;
   /**
    * Causal position for spans that start in the same millisecond (OTel JS starts spans at
    * `Date.now()`): an LLM span ranks by how many tool calls its input already holds, a tool
@@ -205,26 +210,33 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
   }
 
   // 4. Read the spans that matter with the adapter that claimed them.
+  const requestRank = new Map<string, number>();
   for (const node of nodes) {
     const adapter = node.adapter;
     if (!adapter) continue;
-    if (node.role === 'tool') node.tool = safe(() => adapter.tool(node.span));
-    else if (node.role === 'agent') node.agent = safe(() => adapter.agent(node.span));
-    else if (node.role === 'llm') node.llm = safe(() => adapter.llmOutput(node.span));
-    if (node.role === 'tool' && !node.tool) node.role = 'other';
-    if (node.role === 'agent' && !node.agent) node.role = 'other';
-  }
-  // Ranks for same-millisecond ties: LLM spans by conversation progress, tools after their request.
-  const requestRank = new Map<string, number>();
-  for (const node of nodes) {
-    if (node.role !== 'llm' || !node.llm) continue;
-    node.rank = 2 * (node.llm.progress ?? 0);
-    for (const r of node.llm.requests)
-      if (r.callId !== undefined && !requestRank.has(r.callId)) requestRank.set(r.callId, node.rank);
+    if (node.role === 'tool') {
+      const facts = toolFacts(node);
+      if (facts) node.callId = facts.callId;
+      else node.role = 'other';
+      node.tool = facts;
+    } else if (node.role === 'agent') {
+      node.agent = safe(() => adapter.agent(node.span));
+      if (!node.agent) node.role = 'other';
+    } else if (node.role === 'llm') {
+      const facts = llmFacts(node);
+      if (!facts) continue;
+      node.llm = facts;
+      // Ranks for same-millisecond ties: LLM spans by conversation progress, tools after their request.
+      node.rank = 2 * (facts.progress ?? 0);
+      node.hasRequests = facts.requests.length > 0;
+      for (const r of facts.requests) {
+        if (r.callId !== undefined && !requestRank.has(r.callId)) requestRank.set(r.callId, node.rank);
+      }
+    }
   }
   if (requestRank.size > 0) {
     for (const node of nodes) {
-      const id = node.role === 'tool' ? node.tool?.callId : undefined;
+      const id = node.role === 'tool' ? node.callId : undefined;
       const rank = id === undefined ? undefined : requestRank.get(id);
       if (rank !== undefined) node.rank = rank + 1;
     }
@@ -292,8 +304,7 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
   for (let i = 0; i < n; i++) {
     if (history[i] === 1 || runAgent[i] === 1 || agentAnc[i] !== -1) continue;
     const node = nodes[i]!;
-    if (node.role === 'tool' || (node.role === 'llm' && (node.llm?.requests.length ?? 0) > 0))
-      implicit[anchor[i]!] = 1;
+    if (node.role === 'tool' || (node.role === 'llm' && node.hasRequests === true)) implicit[anchor[i]!] = 1;
   }
 
   // 7. Runs, and what each span contributes to the run that owns it.
@@ -336,16 +347,20 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
     if (node.span.status.code === 2) own.ownError = true;
     const spanId = node.id;
     if (history[i] === 1) {
-      if (node.role === 'tool' && node.tool) own.history.push(historyEntry(node.tool, spanId, 'flag'));
-      for (const call of node.llm?.requests ?? []) own.history.push(historyEntry(call, spanId, 'flag'));
+      const tool = node.role === 'tool' ? toolFacts(node) : undefined;
+      if (tool) own.history.push(historyEntry(tool, spanId, 'flag'));
+      const llm = node.role === 'llm' ? llmFacts(node) : undefined;
+      for (const call of llm?.requests ?? []) own.history.push(historyEntry(call, spanId, 'flag'));
       continue;
     }
-    if (node.role === 'tool') {
-      addExecution(own, node);
-      node.tool = undefined;
-    } else if (node.role === 'llm' && node.llm && insideTool[i] === 0) {
+    const tool = node.role === 'tool' ? toolFacts(node) : undefined;
+    const llm = node.role === 'llm' && insideTool[i] === 0 ? llmFacts(node) : undefined;
+    node.tool = undefined;
+    node.llm = undefined;
+    if (tool) {
+      addExecution(own, node, tool);
+    } else if (llm) {
       // (An LLM called inside a tool's implementation asks for its own tools, not the run's.)
-      const llm = node.llm;
       const time = node.end ?? node.start;
       // The input side is read only now, one span at a time: long conversations repeat it in every model call.
       const adapter = node.adapter!;
@@ -379,8 +394,6 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
         if (!c.fromHistory && c.callId !== undefined && own.requestIds.has(c.callId)) continue;
         own.inputCalls.push({ ...c, spanId });
       }
-      // The facts are copied into the run; let large traces drop them early.
-      node.llm = undefined;
       // A result for a call that ran explains nothing; keep only what may explain a request-only call.
       for (const r of input.refusals) {
         if (r.callId === undefined || !own.executedIds.has(r.callId)) own.refusals.push(r);
@@ -557,8 +570,7 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
 }
 
 /** Turns a tool span into an execution of the run (or, when it never ran, into a refusal). */
-function addExecution(st: RunState, node: Node): void {
-  const f = node.tool!;
+function addExecution(st: RunState, node: Node, f: ToolFacts): void {
   if (f.notRun) {
     const refusal: RefusalFacts = { name: f.name, text: f.errorMessage ?? 'rejected before the tool ran' };
     if (f.callId !== undefined) refusal.callId = f.callId;
@@ -1019,6 +1031,18 @@ function sortIfNeeded<T>(list: T[], compare: (a: T, b: T) => number): void {
       return;
     }
   }
+}
+
+function toolFacts(node: Node): ToolFacts | undefined {
+  if (node.tool) return node.tool;
+  const adapter = node.adapter;
+  return adapter ? safe(() => adapter.tool(node.span)) : undefined;
+}
+
+function llmFacts(node: Node): LlmFacts | undefined {
+  if (node.llm) return node.llm;
+  const adapter = node.adapter;
+  return adapter ? safe(() => adapter.llmOutput(node.span)) : undefined;
 }
 
 function safe<T>(fn: () => T | undefined): T | undefined {
