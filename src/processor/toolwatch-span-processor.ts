@@ -5,7 +5,7 @@ import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace
 import { classifySpan } from '../conventions/classify.js';
 import { fromReadableSpan, hrTimeToMs } from '../conventions/from-readable-span.js';
 import { verdictAttributes } from '../emission/attributes.js';
-import { addEvaluationEvents, evaluationEventAttributes } from '../emission/events.js';
+import { addEvaluationEvents } from '../emission/events.js';
 import { ToolwatchMetrics } from '../emission/metrics.js';
 import { completeRunAsync, evaluateRunSync, finalizeVerdict } from '../evaluation/evaluate-run.js';
 import { JudgeLimiter } from '../evaluation/judge-limiter.js';
@@ -20,7 +20,6 @@ import {
   ATTR_MASTRA_TOOL_INPUT,
   ATTR_OI_INPUT_VALUE,
   ATTR_TRACELOOP_ENTITY_INPUT,
-  EVENT_GEN_AI_EVALUATION_RESULT,
 } from '../semconv.js';
 import type {
   AgentRun,
@@ -34,7 +33,10 @@ import type {
   ToolExecution,
   Verdict,
 } from '../types.js';
+import { decoratedSpan } from './decorated-span.js';
 import { type LiveAgent, LiveMisuseMonitor } from './live-misuse.js';
+import { raceAbort } from './race-abort.js';
+import { findRun, walkRuns } from './run-tree.js';
 import { agentNameOf, lateSpanRole, SpanRole, spanRole, toolNameOf } from './span-role.js';
 
 export interface ToolwatchSpanProcessorOptions {
@@ -414,7 +416,8 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
         this._waitForLateSpans(state, span);
       } else {
         const decoration = this._evaluate(state, span, this._next ? 'view' : 'span');
-        if (decoration) forwarded = decorate(span, decoration, this._policy);
+        if (decoration)
+          forwarded = decoratedSpan(span, decoration.attributes, decoration.results, this._policy.redact);
       }
     }
     if (state.late.size > 0) this._checkLateRuns(state);
@@ -1104,13 +1107,6 @@ function highResolutionStart(span: ReadableSpan, readClock = true): number | und
   return readClock ? TIME_ORIGIN + performance.now() : undefined;
 }
 
-function* walkRuns(runs: readonly AgentRun[]): Generator<AgentRun> {
-  for (const run of runs) {
-    yield run;
-    yield* walkRuns(run.children);
-  }
-}
-
 /** A stand-in for a run span that has already ended: only its context is needed, to parent an evaluate span. */
 function contextOnly(traceId: string, spanId: string): ReadableSpan {
   const spanContext: SpanContext = { traceId, spanId, traceFlags: TraceFlags.SAMPLED };
@@ -1131,54 +1127,6 @@ function parentIdOf(span: ReadableSpan): string | undefined {
   return span.parentSpanContext?.spanId ?? (span as unknown as { parentSpanId?: string }).parentSpanId;
 }
 
-function findRun(runs: readonly AgentRun[], spanId: string): AgentRun | undefined {
-  for (const run of runs) {
-    if (run.spanId === spanId) return run;
-    const nested = findRun(run.children, spanId);
-    if (nested) return nested;
-  }
-  return undefined;
-}
-
 function withoutTracing<T>(fn: () => T): T {
   return context.with(UNTRACED, fn);
-}
-
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
-
-/**
- * The view of an ended span handed to `next` in wrapping mode: the span itself (through the
- * prototype chain) with the verdict's attributes and events added. The span is not changed.
- */
-function decorate(span: ReadableSpan, decoration: Decoration, policy: Policy): ReadableSpan {
-  const time = span.endTime;
-  const events = [
-    ...span.events,
-    ...decoration.results.map((result) => ({
-      name: EVENT_GEN_AI_EVALUATION_RESULT,
-      time,
-      attributes: evaluationEventAttributes(result, policy.redact),
-      droppedAttributesCount: 0,
-    })),
-  ];
-  const view = Object.create(span) as ReadableSpan;
-  Object.defineProperty(view, 'attributes', { value: { ...span.attributes, ...decoration.attributes } });
-  Object.defineProperty(view, 'events', { value: events });
-  return view;
 }
