@@ -32,6 +32,10 @@ export const ATTR_ADK_TOOL_CALL_ARGS = 'gcp.vertex.agent.tool_call_args' as cons
 export const ATTR_ADK_TOOL_RESPONSE = 'gcp.vertex.agent.tool_response' as const;
 export const ADK_CALL_ID_NOT_SPECIFIED = '<not specified>' as const;
 export const ADK_MERGED_TOOL_NAME = '(merged tools)' as const;
+export const ATTR_ADK_LLM_REQUEST = 'gcp.vertex.agent.llm_request' as const;
+export const ATTR_ADK_LLM_RESPONSE = 'gcp.vertex.agent.llm_response' as const;
+/** Stable (OTel general): the error text some frameworks add next to `error.type` (Mastra). */
+export const ATTR_ERROR_MESSAGE = 'error.message' as const;
 
 export const GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL = 'execute_tool' as const;
 export const GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT = 'invoke_agent' as const;
@@ -84,6 +88,8 @@ export const SPAN_AI_GENERATE_TEXT = 'ai.generateText' as const;
 export const SPAN_AI_STREAM_TEXT = 'ai.streamText' as const;
 export const SPAN_AI_GENERATE_TEXT_DO_GENERATE = 'ai.generateText.doGenerate' as const;
 export const SPAN_AI_STREAM_TEXT_DO_STREAM = 'ai.streamText.doStream' as const;
+export const ATTR_AI_PROMPT = 'ai.prompt' as const;
+export const ATTR_AI_RESPONSE_TEXT = 'ai.response.text' as const;
 
 // --- Mastra 0.24 ---------------------------------------------------------------------------
 export const ATTR_MASTRA_TOOL_INPUT = 'gen_ai.tool.input' as const;
@@ -93,6 +99,13 @@ export const MASTRA_OPERATION_TOOL_EXECUTE = 'tool.execute' as const;
 export const MASTRA_OPERATION_AGENT_RUN = 'agent.run' as const;
 export const ATTR_MASTRA_TOOL_SUCCESS = 'gen_ai.tool.success' as const;
 export const ATTR_MASTRA_SPAN_OUTPUT = 'output' as const;
+export const ATTR_MASTRA_SPAN_INPUT = 'input' as const;
+/** Mastra 0.24 marks failed tool spans with `error = true`. */
+export const ATTR_MASTRA_ERROR = 'error' as const;
+// Mastra 1.x (GenAI semconv exporter): tool calls live in the step output; unknown tools become client calls.
+export const ATTR_MASTRA_MODEL_STEP_OUTPUT = 'mastra.model_step.output' as const;
+export const ATTR_MASTRA_METADATA_ARGS = 'mastra.metadata.args' as const;
+export const MASTRA_OPERATION_CLIENT_TOOL_CALL = 'client_tool_call' as const;
 
 // --- Traceloop -----------------------------------------------------------------------------
 export const ATTR_TRACELOOP_SPAN_KIND = 'traceloop.span.kind' as const;
@@ -100,10 +113,18 @@ export const ATTR_TRACELOOP_ENTITY_NAME = 'traceloop.entity.name' as const;
 export const ATTR_TRACELOOP_ENTITY_INPUT = 'traceloop.entity.input' as const;
 export const ATTR_TRACELOOP_ENTITY_OUTPUT = 'traceloop.entity.output' as const;
 export const ATTR_TRACELOOP_WORKFLOW_NAME = 'traceloop.workflow.name' as const;
+export const ATTR_TRACELOOP_LLM_REQUEST_TYPE = 'llm.request.type' as const;
 
 // --- Pydantic AI ---------------------------------------------------------------------------
 export const ATTR_PYDANTIC_AI_DEFERRAL_NAME = 'pydantic_ai.tool.deferral.name' as const;
 export const ATTR_PYDANTIC_AI_NEW_MESSAGE_INDEX = 'pydantic_ai.new_message_index' as const;
+export const ATTR_PYDANTIC_AI_ALL_MESSAGES = 'pydantic_ai.all_messages' as const;
+export const ATTR_PYDANTIC_AI_TOOL_FAILURE_STAGE = 'pydantic_ai.tool.failure_stage' as const;
+export const ATTR_LOGFIRE_MSG = 'logfire.msg' as const;
+// Instrumentation version 2 (deprecated): `running tool` / `agent run` spans.
+export const ATTR_PYDANTIC_AI_V2_TOOL_ARGUMENTS = 'tool_arguments' as const;
+export const ATTR_PYDANTIC_AI_V2_TOOL_RESPONSE = 'tool_response' as const;
+export const ATTR_PYDANTIC_AI_V2_AGENT_NAME = 'agent_name' as const;
 
 // --- toolwatch -----------------------------------------------------------------------------
 /** Set by frameworks that know a span replays history (agno `Message.from_history`). */

@@ -1,6 +1,8 @@
 import {
   ADK_CALL_ID_NOT_SPECIFIED,
   ADK_MERGED_TOOL_NAME,
+  ATTR_ADK_LLM_REQUEST,
+  ATTR_ADK_LLM_RESPONSE,
   ATTR_ADK_TOOL_CALL_ARGS,
   ATTR_ADK_TOOL_RESPONSE,
   ATTR_GEN_AI_AGENT_ID,
@@ -14,11 +16,19 @@ import {
   ATTR_GEN_AI_TOOL_CALL_RESULT,
   ATTR_GEN_AI_TOOL_DEFINITIONS,
   ATTR_GEN_AI_TOOL_NAME,
+  ATTR_LOGFIRE_MSG,
+  ATTR_MASTRA_METADATA_ARGS,
+  ATTR_MASTRA_MODEL_STEP_OUTPUT,
+  ATTR_PYDANTIC_AI_ALL_MESSAGES,
   ATTR_PYDANTIC_AI_NEW_MESSAGE_INDEX,
+  ATTR_PYDANTIC_AI_V2_AGENT_NAME,
+  ATTR_PYDANTIC_AI_V2_TOOL_ARGUMENTS,
+  ATTR_PYDANTIC_AI_V2_TOOL_RESPONSE,
   EVENT_GEN_AI_TOOL_CALL_DECISION,
+  MASTRA_OPERATION_CLIENT_TOOL_CALL,
 } from '../semconv.js';
 import type { SpanLike } from '../types.js';
-import { historyOf, readToolDefinitions, scanGenAiMessages } from './gen-ai-messages.js';
+import { historyOf, readToolDefinitions, responseText, scanGenAiMessages } from './gen-ai-messages.js';
 import { inputSize, mergeLlmFacts, NO_INPUT } from './merge-llm-facts.js';
 import { isRecord, readArgs, readJsonStructure, readMaybeJson, readString } from './read-values.js';
 import type {
@@ -49,9 +59,7 @@ const OTHER_OPERATIONS = new Set([
   'model_step',
   'model_chunk',
 ]);
-const CLIENT_TOOL_CALL = 'client_tool_call';
-const MASTRA_STEP_OUTPUT = 'mastra.model_step.output';
-const PYDANTIC_ALL_MESSAGES = 'pydantic_ai.all_messages';
+const CLIENT_TOOL_CALL = MASTRA_OPERATION_CLIENT_TOOL_CALL;
 
 /**
  * OTel GenAI semantic conventions (`execute_tool`, `invoke_agent`, `chat`), as AI SDK 7,
@@ -67,7 +75,7 @@ export function genAiRole(span: SpanLike): SpanRole | undefined {
     // ADK adds a merged duplicate of parallel calls; Pydantic output functions are not user tools.
     if (span.name === 'execute_tool (merged)' || a[ATTR_GEN_AI_TOOL_NAME] === ADK_MERGED_TOOL_NAME)
       return 'other';
-    const msg = a['logfire.msg'];
+    const msg = a[ATTR_LOGFIRE_MSG];
     if (typeof msg === 'string' && msg.startsWith('running output function')) return 'other';
     return 'tool';
   }
@@ -75,12 +83,15 @@ export function genAiRole(span: SpanLike): SpanRole | undefined {
   // Pydantic AI instrumentation version 2 (deprecated, still emitted on request).
   if (op === undefined && span.name === 'running tool' && a[ATTR_GEN_AI_TOOL_NAME] !== undefined)
     return 'tool';
-  if (op === undefined && span.name === 'agent run' && a['agent_name'] !== undefined) return 'agent';
+  if (op === undefined && span.name === 'agent run' && a[ATTR_PYDANTIC_AI_V2_AGENT_NAME] !== undefined)
+    return 'agent';
   if (typeof op === 'string' && LLM_OPERATIONS.has(op)) return 'llm';
+  // Google ADK's model call: the request and response are whole JSON documents.
+  if (op === undefined && span.name === 'call_llm' && a[ATTR_ADK_LLM_RESPONSE] !== undefined) return 'llm';
   // Mastra 1.x: a call for a tool the agent does not have becomes a client-side call span, not an execution.
   if (op === CLIENT_TOOL_CALL) return 'llm';
   // Mastra 1.x leaves tool calls out of the chat span's output; its step span lists them.
-  if (op === 'agent_step' && a[MASTRA_STEP_OUTPUT] !== undefined) return 'llm';
+  if (op === 'agent_step' && a[ATTR_MASTRA_MODEL_STEP_OUTPUT] !== undefined) return 'llm';
   if (typeof op === 'string' && OTHER_OPERATIONS.has(op)) return 'other';
   if (op !== undefined) return undefined;
   if (span.name === AGENT_PREFIX || span.name.startsWith(AGENT_PREFIX + ' ')) return 'agent';
@@ -93,8 +104,10 @@ export function genAiTool(span: SpanLike): ToolFacts | undefined {
   const name =
     readString(a[ATTR_GEN_AI_TOOL_NAME]) ??
     (span.name.startsWith(TOOL_PREFIX) ? span.name.slice(TOOL_PREFIX.length) : span.name);
-  const rawArgs = a[ATTR_GEN_AI_TOOL_CALL_ARGUMENTS] ?? a[ATTR_ADK_TOOL_CALL_ARGS] ?? a['tool_arguments'];
-  const rawResult = a[ATTR_GEN_AI_TOOL_CALL_RESULT] ?? a[ATTR_ADK_TOOL_RESPONSE] ?? a['tool_response'];
+  const rawArgs =
+    a[ATTR_GEN_AI_TOOL_CALL_ARGUMENTS] ?? a[ATTR_ADK_TOOL_CALL_ARGS] ?? a[ATTR_PYDANTIC_AI_V2_TOOL_ARGUMENTS];
+  const rawResult =
+    a[ATTR_GEN_AI_TOOL_CALL_RESULT] ?? a[ATTR_ADK_TOOL_RESPONSE] ?? a[ATTR_PYDANTIC_AI_V2_TOOL_RESPONSE];
   const facts: ToolFacts = { convention: CONVENTION, name, ...readArgs(rawArgs), ...readToolStatus(span) };
   const id = readString(a[ATTR_GEN_AI_TOOL_CALL_ID]);
   if (id && id !== ADK_CALL_ID_NOT_SPECIFIED) facts.callId = id;
@@ -109,7 +122,11 @@ export function genAiAgent(span: SpanLike): AgentFacts | undefined {
   const fromName = span.name.startsWith(AGENT_PREFIX + ' ')
     ? span.name.slice(AGENT_PREFIX.length + 1)
     : undefined;
-  const name = readString(a[ATTR_GEN_AI_AGENT_NAME]) ?? readString(a['agent_name']) ?? fromName ?? span.name;
+  const name =
+    readString(a[ATTR_GEN_AI_AGENT_NAME]) ??
+    readString(a[ATTR_PYDANTIC_AI_V2_AGENT_NAME]) ??
+    fromName ??
+    span.name;
   const facts: AgentFacts = { convention: CONVENTION, name };
   const id = readString(a[ATTR_GEN_AI_AGENT_ID]);
   if (id) facts.agentId = id;
@@ -126,7 +143,7 @@ export function genAiAgent(span: SpanLike): AgentFacts | undefined {
     for (const call of scanGenAiMessages(input).calls) history.push(historyOf(call, 'agent_input'));
   }
   const index = Number(a[ATTR_PYDANTIC_AI_NEW_MESSAGE_INDEX]);
-  const all = a[PYDANTIC_ALL_MESSAGES];
+  const all = a[ATTR_PYDANTIC_AI_ALL_MESSAGES];
   if (all !== undefined) {
     const before = Number.isInteger(index) && index > 0 ? index : 0;
     for (const call of scanGenAiMessages(all, 0, before).calls)
@@ -163,7 +180,7 @@ export function genAiLlmOutput(span: SpanLike): LlmFacts | undefined {
       (span.name.startsWith(prefix) ? span.name.slice(prefix.length) : span.name);
     const call: MessageCall = {
       name,
-      ...readArgs(a[ATTR_GEN_AI_TOOL_CALL_ARGUMENTS] ?? a['mastra.metadata.args']),
+      ...readArgs(a[ATTR_GEN_AI_TOOL_CALL_ARGUMENTS] ?? a[ATTR_MASTRA_METADATA_ARGS]),
     };
     const id = readString(a[ATTR_GEN_AI_TOOL_CALL_ID]);
     if (id) call.callId = id;
@@ -171,7 +188,7 @@ export function genAiLlmOutput(span: SpanLike): LlmFacts | undefined {
     return { convention: CONVENTION, requests: [], hints: [call] };
   }
   if (a[ATTR_GEN_AI_OPERATION_NAME] === 'agent_step') {
-    const output = readJsonStructure(a[MASTRA_STEP_OUTPUT]);
+    const output = readJsonStructure(a[ATTR_MASTRA_MODEL_STEP_OUTPUT]);
     const list = isRecord(output) && Array.isArray(output['toolCalls']) ? output['toolCalls'] : [];
     const requests: MessageCall[] = [];
     for (const item of list) {
@@ -184,6 +201,11 @@ export function genAiLlmOutput(span: SpanLike): LlmFacts | undefined {
       requests.push(call);
     }
     return { convention: CONVENTION, requests };
+  }
+  if (a[ATTR_GEN_AI_OUTPUT_MESSAGES] === undefined && a[ATTR_ADK_LLM_RESPONSE] !== undefined) {
+    const response = readJsonStructure(a[ATTR_ADK_LLM_RESPONSE]);
+    const calls = isRecord(response) ? scanAdkContent(response['content']).calls : [];
+    return { convention: CONVENTION, requests: calls, progress: inputSize(a[ATTR_ADK_LLM_REQUEST]) };
   }
   const output = scanGenAiMessages(a[ATTR_GEN_AI_OUTPUT_MESSAGES]);
   const facts: LlmFacts = {
@@ -201,8 +223,55 @@ export function genAiLlmOutput(span: SpanLike): LlmFacts | undefined {
 /** Tool calls and tool results in `gen_ai.input.messages`. */
 export function genAiLlmInput(span: SpanLike): LlmInputFacts {
   if (genAiRole(span) !== 'llm') return NO_INPUT;
-  const input = scanGenAiMessages(span.attributes[ATTR_GEN_AI_INPUT_MESSAGES]);
+  const a = span.attributes;
+  if (a[ATTR_GEN_AI_INPUT_MESSAGES] === undefined && a[ATTR_ADK_LLM_REQUEST] !== undefined) {
+    const request = readJsonStructure(a[ATTR_ADK_LLM_REQUEST]);
+    const out: LlmInputFacts = { inputCalls: [], refusals: [] };
+    const contents = isRecord(request) ? request['contents'] : undefined;
+    if (Array.isArray(contents)) {
+      for (const content of contents) {
+        const scan = scanAdkContent(content);
+        out.inputCalls.push(...scan.calls);
+        out.refusals.push(...scan.responses);
+      }
+    }
+    return out;
+  }
+  const input = scanGenAiMessages(a[ATTR_GEN_AI_INPUT_MESSAGES]);
   return { inputCalls: input.calls, refusals: input.responses };
+}
+
+/** ADK (google-genai) content: `{role, parts: [{function_call: {id, name, args}} | {function_response: {id, name, response}}]}`. */
+function scanAdkContent(content: unknown): { calls: MessageCall[]; responses: RefusalFacts[] } {
+  const calls: MessageCall[] = [];
+  const responses: RefusalFacts[] = [];
+  const parts = isRecord(content) ? content['parts'] : undefined;
+  if (!Array.isArray(parts)) return { calls, responses };
+  for (const part of parts) {
+    if (!isRecord(part)) continue;
+    const fc = part['function_call'] ?? part['functionCall'];
+    if (isRecord(fc)) {
+      const name = readString(fc['name']);
+      if (!name) continue;
+      const call: MessageCall = { name, ...readArgs(fc['args']) };
+      const id = readString(fc['id']);
+      if (id && id !== ADK_CALL_ID_NOT_SPECIFIED) call.callId = id;
+      calls.push(call);
+      continue;
+    }
+    const fr = part['function_response'] ?? part['functionResponse'];
+    if (isRecord(fr)) {
+      const id = readString(fr['id']);
+      const text = responseText(fr['response']);
+      if (id && text !== undefined) {
+        const r: RefusalFacts = { callId: id, text };
+        const name = readString(fr['name']);
+        if (name) r.name = name;
+        responses.push(r);
+      }
+    }
+  }
+  return { calls, responses };
 }
 
 /** `gen_ai.tool.call.decision` span events (a proposal): `deny` refuses, `require_approval` pends. */

@@ -3,6 +3,8 @@ import {
   ATTR_GEN_AI_AGENT_NAME,
   ATTR_GEN_AI_OPERATION_NAME,
   ATTR_GEN_AI_TOOL_NAME,
+  ATTR_MASTRA_MODEL_STEP_OUTPUT,
+  ATTR_MASTRA_SPAN_INPUT,
   ATTR_MASTRA_SPAN_OUTPUT,
   ATTR_MASTRA_SPAN_TYPE,
   ATTR_MASTRA_TOOL_INPUT,
@@ -41,7 +43,8 @@ export function mastraLegacyRole(span: SpanLike): SpanRole | undefined {
   const op = a[ATTR_GEN_AI_OPERATION_NAME];
   if (op === MASTRA_OPERATION_TOOL_EXECUTE) return 'tool';
   if (op === MASTRA_OPERATION_AGENT_RUN) return 'agent';
-  if (a[ATTR_MASTRA_SPAN_TYPE] === undefined || a['mastra.model_step.output'] !== undefined) return undefined;
+  if (a[ATTR_MASTRA_SPAN_TYPE] === undefined || a[ATTR_MASTRA_MODEL_STEP_OUTPUT] !== undefined)
+    return undefined;
   if (span.name.startsWith(STEP_PREFIX) && a[ATTR_MASTRA_SPAN_OUTPUT] !== undefined) return 'llm';
   if (span.name === CHUNK_TOOL_CALL || span.name === CHUNK_TOOL_RESULT) return 'llm';
   return undefined;
@@ -56,7 +59,7 @@ export function mastraLegacyTool(span: SpanLike): ToolFacts | undefined {
   const facts: ToolFacts = {
     convention: CONVENTION,
     name,
-    ...readArgs(a[ATTR_MASTRA_TOOL_INPUT] ?? a['input']),
+    ...readArgs(a[ATTR_MASTRA_TOOL_INPUT] ?? a[ATTR_MASTRA_SPAN_INPUT]),
     ...readToolStatus(span),
   };
   const result = a[ATTR_MASTRA_TOOL_OUTPUT] ?? a[ATTR_MASTRA_SPAN_OUTPUT];
@@ -74,7 +77,7 @@ export function mastraLegacyAgent(span: SpanLike): AgentFacts | undefined {
     name: readString(a[ATTR_GEN_AI_AGENT_NAME]) ?? id ?? fromName ?? span.name,
   };
   if (id) facts.agentId = id;
-  const input = a['input'];
+  const input = a[ATTR_MASTRA_SPAN_INPUT];
   const output = a[ATTR_MASTRA_SPAN_OUTPUT];
   if (input !== undefined) facts.input = readMaybeJson(input);
   if (output !== undefined) facts.output = readMaybeJson(output);

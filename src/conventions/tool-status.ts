@@ -1,8 +1,11 @@
 import {
+  ATTR_ERROR_MESSAGE,
   ATTR_ERROR_TYPE,
   ATTR_GEN_AI_TOOL_CALL_DECISION_OUTCOME,
+  ATTR_MASTRA_ERROR,
   ATTR_MASTRA_TOOL_SUCCESS,
   ATTR_PYDANTIC_AI_DEFERRAL_NAME,
+  ATTR_PYDANTIC_AI_TOOL_FAILURE_STAGE,
   ATTR_TOOLWATCH_TOOL_STATUS,
 } from '../semconv.js';
 import type { SpanLike, ToolStatus } from '../types.js';
@@ -46,7 +49,7 @@ export function readToolStatus(span: SpanLike, texts: Array<string | undefined> 
   const errorType = attrErrorType ?? exceptionField(span, 'exception.type');
   const errorMessage =
     readString(span.status?.message) ??
-    readString(a['error.message']) ??
+    readString(a[ATTR_ERROR_MESSAGE]) ??
     exceptionField(span, 'exception.message');
   const withError = (status: ToolStatus): StatusFacts => {
     const out: StatusFacts = { status };
@@ -71,7 +74,7 @@ export function readToolStatus(span: SpanLike, texts: Array<string | undefined> 
     span.status?.code === 2 ||
     attrErrorType !== undefined ||
     readFalse(a[ATTR_MASTRA_TOOL_SUCCESS]) ||
-    readTrue(a['error']);
+    readTrue(a[ATTR_MASTRA_ERROR]);
   return failed ? withError('error') : { status: 'ok' };
 }
 
@@ -95,7 +98,7 @@ const NOT_RUN_TEXTS = ['InvalidToolInputError', 'Invalid JSON input for tool', '
  * JSON input, Pydantic AI's `pydantic_ai.tool.failure_stage = validation`.
  */
 export function wasNotRun(span: SpanLike, texts: Array<string | undefined> = []): boolean {
-  if (span.attributes['pydantic_ai.tool.failure_stage'] === 'validation') return true;
+  if (span.attributes[ATTR_PYDANTIC_AI_TOOL_FAILURE_STAGE] === 'validation') return true;
   if (span.status?.code !== 2) return false;
   for (const t of [span.status.message, ...texts]) {
     if (!t) continue;

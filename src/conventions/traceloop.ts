@@ -4,6 +4,7 @@ import {
   ATTR_TRACELOOP_ENTITY_INPUT,
   ATTR_TRACELOOP_ENTITY_NAME,
   ATTR_TRACELOOP_ENTITY_OUTPUT,
+  ATTR_TRACELOOP_LLM_REQUEST_TYPE,
   ATTR_TRACELOOP_SPAN_KIND,
 } from '../semconv.js';
 import type { SpanLike } from '../types.js';
@@ -34,7 +35,7 @@ export function traceloopRole(span: SpanLike): SpanRole | undefined {
   if (kind === 'agent') return 'agent';
   if (kind === 'task' && span.name.startsWith('execute_tool ')) return 'tool';
   if (typeof kind === 'string') return 'other';
-  if (a['llm.request.type'] !== undefined) return 'llm';
+  if (a[ATTR_TRACELOOP_LLM_REQUEST_TYPE] !== undefined) return 'llm';
   return undefined;
 }
 

@@ -1,7 +1,9 @@
 import {
   ATTR_AI_OPERATION_ID,
+  ATTR_AI_PROMPT,
   ATTR_AI_PROMPT_MESSAGES,
   ATTR_AI_PROMPT_TOOLS,
+  ATTR_AI_RESPONSE_TEXT,
   ATTR_AI_RESPONSE_TOOL_CALLS,
   ATTR_AI_TELEMETRY_FUNCTION_ID,
   ATTR_AI_TOOL_CALL_ARGS,
@@ -80,9 +82,9 @@ export function vercelAiAgent(span: SpanLike): AgentFacts | undefined {
     convention: CONVENTION,
     name: readString(a[ATTR_AI_TELEMETRY_FUNCTION_ID]) ?? readString(a['resource.name']) ?? span.name,
   };
-  const prompt = a['ai.prompt'];
+  const prompt = a[ATTR_AI_PROMPT];
   if (prompt !== undefined) facts.input = readMaybeJson(prompt);
-  const text = a['ai.response.text'];
+  const text = a[ATTR_AI_RESPONSE_TEXT];
   if (text !== undefined) facts.output = text;
   return facts;
 }

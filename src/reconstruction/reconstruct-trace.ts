@@ -10,7 +10,11 @@ import type {
   SpanRole,
   ToolFacts,
 } from '../conventions/span-facts.js';
-import { ATTR_TOOLWATCH_FROM_HISTORY } from '../semconv.js';
+import {
+  ATTR_TOOLWATCH_FROM_HISTORY,
+  ATTR_TRACELOOP_ENTITY_NAME,
+  ATTR_TRACELOOP_WORKFLOW_NAME,
+} from '../semconv.js';
 import type {
   AgentRun,
   HistoryCall,
@@ -519,8 +523,8 @@ function createRun(
 function implicitName(span: SpanLike): string {
   const a = span.attributes;
   return (
-    readString(a['traceloop.entity.name']) ??
-    readString(a['traceloop.workflow.name']) ??
+    readString(a[ATTR_TRACELOOP_ENTITY_NAME]) ??
+    readString(a[ATTR_TRACELOOP_WORKFLOW_NAME]) ??
     (span.name || 'unknown')
   );
 }

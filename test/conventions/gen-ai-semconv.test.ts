@@ -340,3 +340,39 @@ describe('GenAI semconv adapter: Pydantic AI instrumentation version 2', () => {
     expect(genAiRole(f.make('running tool', {}))).toBeUndefined();
   });
 });
+
+describe('GenAI semconv adapter: Google ADK model calls', () => {
+  it('reads call_llm: requests from the llm_response function calls, history and results from llm_request', () => {
+    const span = f.make('call_llm', {
+      'gen_ai.system': 'gcp.vertex.agent',
+      'gcp.vertex.agent.llm_request': JSON.stringify({
+        contents: [
+          { role: 'user', parts: [{ text: 'Weather?' }] },
+          {
+            role: 'model',
+            parts: [{ function_call: { id: 'adk-1', name: 'get_weather', args: { city: 'Rome' } } }],
+          },
+          {
+            role: 'user',
+            parts: [
+              { function_response: { id: 'adk-1', name: 'get_weather', response: { result: 'sunny' } } },
+            ],
+          },
+        ],
+      }),
+      'gcp.vertex.agent.llm_response': JSON.stringify({
+        content: {
+          role: 'model',
+          parts: [{ functionCall: { id: 'adk-2', name: 'get_weather', args: { city: 'Oslo' } } }],
+        },
+      }),
+    });
+    expect(genAiRole(span)).toBe('llm');
+    const facts = genAiLlm(span)!;
+    expect(facts.requests).toMatchObject([{ name: 'get_weather', callId: 'adk-2', args: { city: 'Oslo' } }]);
+    expect(facts.inputCalls).toMatchObject([
+      { name: 'get_weather', callId: 'adk-1', args: { city: 'Rome' } },
+    ]);
+    expect(facts.refusals).toEqual([{ callId: 'adk-1', name: 'get_weather', text: '{"result":"sunny"}' }]);
+  });
+});
