@@ -1106,5 +1106,11 @@ function normalise(
   if (code !== 0 && code !== 1 && code !== 2) fix({ status: { code: 0 } });
   if (typeof s.parentSpanId !== 'string' && s.parentSpanId !== undefined) fix({ parentSpanId: undefined });
   if (span.kind === undefined) fix({ kind: 0 });
+  if (
+    s.resource !== undefined &&
+    (typeof s.resource !== 'object' || s.resource === null || Array.isArray(s.resource))
+  ) {
+    fix({ resource: undefined });
+  }
   return span;
 }

@@ -73,6 +73,13 @@ describe('reconstructTrace on bad input: never throws, records problems', () => 
       events: 'x',
       status: 'bad',
     } as unknown as SpanLike;
+    const oddResource = {
+      ...f.make('invoke_agent b', { 'gen_ai.operation.name': 'invoke_agent' }),
+      resource: 'svc',
+    } as unknown as SpanLike;
+    expect(reconstructTrace([oddResource]).runs[0]!.attributes).toEqual({
+      'gen_ai.operation.name': 'invoke_agent',
+    });
     const trace = reconstructTrace(encloseChildren([agent, tool, llm, broken]));
     const run = trace.runs[0]!;
     expect(run.agent).toBe('a');
