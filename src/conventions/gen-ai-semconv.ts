@@ -29,6 +29,7 @@ import {
 } from '../semconv.js';
 import type { SpanLike } from '../types.js';
 import { historyOf, readToolDefinitions, responseText, scanGenAiMessages } from './gen-ai-messages.js';
+import { guarded } from './guarded.js';
 import { inputSize, mergeLlmFacts, NO_INPUT } from './merge-llm-facts.js';
 import { isRecord, readArgs, readJsonStructure, readMaybeJson, readString } from './read-values.js';
 import type {
@@ -65,7 +66,7 @@ const CLIENT_TOOL_CALL = MASTRA_OPERATION_CLIENT_TOOL_CALL;
  * OTel GenAI semantic conventions (`execute_tool`, `invoke_agent`, `chat`), as AI SDK 7,
  * Mastra 1.x, Pydantic AI (v3+) and Google ADK write them.
  */
-export function genAiRole(span: SpanLike): SpanRole | undefined {
+export const genAiRole = guarded((span: SpanLike): SpanRole | undefined => {
   const a = span.attributes;
   const op = a[ATTR_GEN_AI_OPERATION_NAME];
   if (
@@ -96,9 +97,9 @@ export function genAiRole(span: SpanLike): SpanRole | undefined {
   if (op !== undefined) return undefined;
   if (span.name === AGENT_PREFIX || span.name.startsWith(AGENT_PREFIX + ' ')) return 'agent';
   return undefined;
-}
+}, undefined);
 
-export function genAiTool(span: SpanLike): ToolFacts | undefined {
+export const genAiTool = guarded((span: SpanLike): ToolFacts | undefined => {
   if (genAiRole(span) !== 'tool') return undefined;
   const a = span.attributes;
   const name =
@@ -114,9 +115,9 @@ export function genAiTool(span: SpanLike): ToolFacts | undefined {
   if (rawResult !== undefined) facts.result = readMaybeJson(rawResult);
   if (wasNotRun(span) || isValidationFailure(facts.result)) facts.notRun = true;
   return facts;
-}
+}, undefined);
 
-export function genAiAgent(span: SpanLike): AgentFacts | undefined {
+export const genAiAgent = guarded((span: SpanLike): AgentFacts | undefined => {
   if (genAiRole(span) !== 'agent') return undefined;
   const a = span.attributes;
   const fromName = span.name.startsWith(AGENT_PREFIX + ' ')
@@ -156,7 +157,7 @@ export function genAiAgent(span: SpanLike): AgentFacts | undefined {
   const refusals = decisionRefusals(span);
   if (refusals) facts.refusals = refusals;
   return facts;
-}
+}, undefined);
 
 /** Mastra 1.x answers a schema-rejected call with `{"error": true, "message": "Tool input validation failed …"}` without running it. */
 function isValidationFailure(result: unknown): boolean {
@@ -165,12 +166,12 @@ function isValidationFailure(result: unknown): boolean {
   return typeof message === 'string' && message.includes('validation failed');
 }
 
-export function genAiLlm(span: SpanLike): LlmFacts | undefined {
+export const genAiLlm = guarded((span: SpanLike): LlmFacts | undefined => {
   return mergeLlmFacts(genAiLlmOutput(span), genAiLlmInput(span));
-}
+}, undefined);
 
 /** Requests from `gen_ai.output.messages` (Mastra 1.x: from the step output), tool definitions, decisions. */
-export function genAiLlmOutput(span: SpanLike): LlmFacts | undefined {
+export const genAiLlmOutput = guarded((span: SpanLike): LlmFacts | undefined => {
   if (genAiRole(span) !== 'llm') return undefined;
   const a = span.attributes;
   if (a[ATTR_GEN_AI_OPERATION_NAME] === CLIENT_TOOL_CALL) {
@@ -218,10 +219,10 @@ export function genAiLlmOutput(span: SpanLike): LlmFacts | undefined {
   const defs = readToolDefinitions(a[ATTR_GEN_AI_TOOL_DEFINITIONS]);
   if (defs) facts.toolDefinitions = defs;
   return facts;
-}
+}, undefined);
 
 /** Tool calls and tool results in `gen_ai.input.messages`. */
-export function genAiLlmInput(span: SpanLike): LlmInputFacts {
+export const genAiLlmInput = guarded((span: SpanLike): LlmInputFacts => {
   if (genAiRole(span) !== 'llm') return NO_INPUT;
   const a = span.attributes;
   if (a[ATTR_GEN_AI_INPUT_MESSAGES] === undefined && a[ATTR_ADK_LLM_REQUEST] !== undefined) {
@@ -239,7 +240,7 @@ export function genAiLlmInput(span: SpanLike): LlmInputFacts {
   }
   const input = scanGenAiMessages(a[ATTR_GEN_AI_INPUT_MESSAGES]);
   return { inputCalls: input.calls, refusals: input.responses };
-}
+}, NO_INPUT);
 
 /** ADK (google-genai) content: `{role, parts: [{function_call: {id, name, args}} | {function_response: {id, name, response}}]}`. */
 function scanAdkContent(content: unknown): { calls: MessageCall[]; responses: RefusalFacts[] } {

@@ -13,6 +13,7 @@ import {
   MASTRA_OPERATION_TOOL_EXECUTE,
 } from '../semconv.js';
 import type { SpanLike } from '../types.js';
+import { guarded } from './guarded.js';
 import { NO_INPUT } from './merge-llm-facts.js';
 import { isRecord, readArgs, readJsonStructure, readMaybeJson, readString } from './read-values.js';
 import type {
@@ -38,7 +39,7 @@ const CHUNK_TOOL_RESULT = "chunk: 'tool-result'";
  * no call id; ids live in the step outputs (this turn's requests) and in the sibling
  * `chunk: 'tool-call'`/`'tool-result'` span outputs (hints only).
  */
-export function mastraLegacyRole(span: SpanLike): SpanRole | undefined {
+export const mastraLegacyRole = guarded((span: SpanLike): SpanRole | undefined => {
   const a = span.attributes;
   const op = a[ATTR_GEN_AI_OPERATION_NAME];
   if (op === MASTRA_OPERATION_TOOL_EXECUTE) return 'tool';
@@ -48,9 +49,9 @@ export function mastraLegacyRole(span: SpanLike): SpanRole | undefined {
   if (span.name.startsWith(STEP_PREFIX) && a[ATTR_MASTRA_SPAN_OUTPUT] !== undefined) return 'llm';
   if (span.name === CHUNK_TOOL_CALL || span.name === CHUNK_TOOL_RESULT) return 'llm';
   return undefined;
-}
+}, undefined);
 
-export function mastraLegacyTool(span: SpanLike): ToolFacts | undefined {
+export const mastraLegacyTool = guarded((span: SpanLike): ToolFacts | undefined => {
   if (mastraLegacyRole(span) !== 'tool') return undefined;
   const a = span.attributes;
   const name =
@@ -65,9 +66,9 @@ export function mastraLegacyTool(span: SpanLike): ToolFacts | undefined {
   const result = a[ATTR_MASTRA_TOOL_OUTPUT] ?? a[ATTR_MASTRA_SPAN_OUTPUT];
   if (result !== undefined) facts.result = readMaybeJson(result);
   return facts;
-}
+}, undefined);
 
-export function mastraLegacyAgent(span: SpanLike): AgentFacts | undefined {
+export const mastraLegacyAgent = guarded((span: SpanLike): AgentFacts | undefined => {
   if (mastraLegacyRole(span) !== 'agent') return undefined;
   const a = span.attributes;
   const id = readString(a[ATTR_GEN_AI_AGENT_ID]) ?? readString(a['agent.id']);
@@ -82,9 +83,9 @@ export function mastraLegacyAgent(span: SpanLike): AgentFacts | undefined {
   if (input !== undefined) facts.input = readMaybeJson(input);
   if (output !== undefined) facts.output = readMaybeJson(output);
   return facts;
-}
+}, undefined);
 
-export function mastraLegacyLlm(span: SpanLike): LlmFacts | undefined {
+export const mastraLegacyLlm = guarded((span: SpanLike): LlmFacts | undefined => {
   if (mastraLegacyRole(span) !== 'llm') return undefined;
   const output = readJsonStructure(span.attributes[ATTR_MASTRA_SPAN_OUTPUT]);
   if (span.name.startsWith(STEP_PREFIX)) {
@@ -96,7 +97,7 @@ export function mastraLegacyLlm(span: SpanLike): LlmFacts | undefined {
   const hints: MessageCall[] = [];
   pushCall(hints, output);
   return { convention: CONVENTION, requests: [], hints };
-}
+}, undefined);
 
 function pushCall(out: MessageCall[], item: unknown): void {
   if (!isRecord(item)) return;

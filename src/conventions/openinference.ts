@@ -15,6 +15,7 @@ import {
 } from '../semconv.js';
 import type { SpanLike, ToolDefinition } from '../types.js';
 import { readToolDefinitions } from './gen-ai-messages.js';
+import { guarded } from './guarded.js';
 import { inputSize, mergeLlmFacts, NO_INPUT } from './merge-llm-facts.js';
 import {
   isRecord,
@@ -46,7 +47,7 @@ const HANDOFF_TOOL = 'handoff_to_';
  * `@arizeai/openinference-vercel`. Span kind TOOL/AGENT/LLM; CHAIN and the rest are
  * structure (a LangGraph CHAIN root becomes an implicit run in reconstruction).
  */
-export function openInferenceRole(span: SpanLike): SpanRole | undefined {
+export const openInferenceRole = guarded((span: SpanLike): SpanRole | undefined => {
   const kind = span.attributes[ATTR_OPENINFERENCE_SPAN_KIND];
   if (typeof kind !== 'string') return undefined;
   switch (kind.toUpperCase()) {
@@ -59,9 +60,9 @@ export function openInferenceRole(span: SpanLike): SpanRole | undefined {
     default:
       return 'other';
   }
-}
+}, undefined);
 
-export function openInferenceTool(span: SpanLike): ToolFacts | undefined {
+export const openInferenceTool = guarded((span: SpanLike): ToolFacts | undefined => {
   if (openInferenceRole(span) !== 'tool') return undefined;
   const a = span.attributes;
   const name = readString(a[ATTR_OI_TOOL_NAME]) ?? span.name;
@@ -96,7 +97,7 @@ export function openInferenceTool(span: SpanLike): ToolFacts | undefined {
   }
   if (wasNotRun(span, [outputText])) facts.notRun = true;
   return facts;
-}
+}, undefined);
 
 /** LangGraph's tool output is a serialized ToolMessage; its `tool_call_id` is the only call id anywhere. */
 function toolMessageCallId(result: unknown): string | undefined {
@@ -114,7 +115,7 @@ function toolMessageCallId(result: unknown): string | undefined {
   return undefined;
 }
 
-export function openInferenceAgent(span: SpanLike): AgentFacts | undefined {
+export const openInferenceAgent = guarded((span: SpanLike): AgentFacts | undefined => {
   if (openInferenceRole(span) !== 'agent') return undefined;
   const a = span.attributes;
   const nodeId = readString(a[ATTR_OI_GRAPH_NODE_ID]);
@@ -138,7 +139,7 @@ export function openInferenceAgent(span: SpanLike): AgentFacts | undefined {
   if (input !== undefined && input !== REDACTED) facts.input = readMaybeJson(input);
   if (output !== undefined && output !== REDACTED) facts.output = readMaybeJson(output);
   return facts;
-}
+}, undefined);
 
 const OUTPUT_CALL =
   /^llm\.output_messages\.(\d+)\.message\.tool_calls\.(\d+)\.tool_call\.(id|function\.name|function\.arguments)$/;
@@ -146,12 +147,12 @@ const INPUT_KEY =
   /^llm\.input_messages\.(\d+)\.message\.(?:tool_calls\.(\d+)\.tool_call\.(id|function\.name|function\.arguments)|(role|content|tool_call_id))$/;
 const TOOL_SCHEMA = /^llm\.tools\.(\d+)\.tool\.json_schema$/;
 
-export function openInferenceLlm(span: SpanLike): LlmFacts | undefined {
+export const openInferenceLlm = guarded((span: SpanLike): LlmFacts | undefined => {
   return mergeLlmFacts(openInferenceLlmOutput(span), openInferenceLlmInput(span));
-}
+}, undefined);
 
 /** Requests from the flattened `llm.output_messages.*.tool_calls.*`, tool definitions from `llm.tools.*`. */
-export function openInferenceLlmOutput(span: SpanLike): LlmFacts | undefined {
+export const openInferenceLlmOutput = guarded((span: SpanLike): LlmFacts | undefined => {
   if (openInferenceRole(span) !== 'llm') return undefined;
   const a = span.attributes;
   const output = new Map<string, FlatCall>();
@@ -182,10 +183,10 @@ export function openInferenceLlmOutput(span: SpanLike): LlmFacts | undefined {
     if (defs) facts.toolDefinitions = defs;
   }
   return facts;
-}
+}, undefined);
 
 /** Tool calls and tool messages of `llm.input_messages.*`, and agno's flagged history in `input.value`. */
-export function openInferenceLlmInput(span: SpanLike): LlmInputFacts {
+export const openInferenceLlmInput = guarded((span: SpanLike): LlmInputFacts => {
   if (openInferenceRole(span) !== 'llm') return NO_INPUT;
   const a = span.attributes;
   const inputCalls = new Map<string, FlatCall>();
@@ -223,7 +224,7 @@ export function openInferenceLlmInput(span: SpanLike): LlmInputFacts {
   calls.unshift(...agno.calls);
   refusals.push(...agno.refusals);
   return { inputCalls: calls, refusals };
-}
+}, NO_INPUT);
 
 type FlatCall = { m: number; c: number; id?: string; name?: string; args?: unknown };
 const INPUT_PREFIX = 'llm.input_messages.';

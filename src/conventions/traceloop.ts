@@ -9,6 +9,7 @@ import {
 } from '../semconv.js';
 import type { SpanLike } from '../types.js';
 import { scanGenAiMessages } from './gen-ai-messages.js';
+import { guarded } from './guarded.js';
 import { NO_INPUT } from './merge-llm-facts.js';
 import { isRecord, readArgs, readJsonStructure, readMaybeJson, readString } from './read-values.js';
 import type {
@@ -28,7 +29,7 @@ const CONVENTION = 'traceloop';
  * `task`, `workflow`), name and I/O in `traceloop.entity.*`, input as `{"args", "kwargs"}`.
  * LangChain tools arrive as `task` spans named `execute_tool …`.
  */
-export function traceloopRole(span: SpanLike): SpanRole | undefined {
+export const traceloopRole = guarded((span: SpanLike): SpanRole | undefined => {
   const a = span.attributes;
   const kind = a[ATTR_TRACELOOP_SPAN_KIND];
   if (kind === 'tool') return 'tool';
@@ -37,9 +38,9 @@ export function traceloopRole(span: SpanLike): SpanRole | undefined {
   if (typeof kind === 'string') return 'other';
   if (a[ATTR_TRACELOOP_LLM_REQUEST_TYPE] !== undefined) return 'llm';
   return undefined;
-}
+}, undefined);
 
-export function traceloopTool(span: SpanLike): ToolFacts | undefined {
+export const traceloopTool = guarded((span: SpanLike): ToolFacts | undefined => {
   if (traceloopRole(span) !== 'tool') return undefined;
   const a = span.attributes;
   const name =
@@ -56,7 +57,7 @@ export function traceloopTool(span: SpanLike): ToolFacts | undefined {
   const output = a[ATTR_TRACELOOP_ENTITY_OUTPUT];
   if (output !== undefined) facts.result = readMaybeJson(output);
   return facts;
-}
+}, undefined);
 
 /**
  * `{"args": [...], "kwargs": {...}}` → one argument object: the kwargs, or the single
@@ -76,7 +77,7 @@ export function readEntityInput(value: unknown): ArgsFacts {
   return { args: parsed, usable: false };
 }
 
-export function traceloopAgent(span: SpanLike): AgentFacts | undefined {
+export const traceloopAgent = guarded((span: SpanLike): AgentFacts | undefined => {
   if (traceloopRole(span) !== 'agent') return undefined;
   const a = span.attributes;
   const facts: AgentFacts = {
@@ -91,12 +92,12 @@ export function traceloopAgent(span: SpanLike): AgentFacts | undefined {
   if (input !== undefined) facts.input = readMaybeJson(input);
   if (output !== undefined) facts.output = readMaybeJson(output);
   return facts;
-}
+}, undefined);
 
 const COMPLETION_CALL = /^gen_ai\.completion\.(\d+)\.tool_calls\.(\d+)\.(id|name|arguments)$/;
 
 /** LLM spans of Traceloop's own instrumentations: flattened `gen_ai.completion.N.tool_calls.M.*`. */
-export function traceloopLlm(span: SpanLike): LlmFacts | undefined {
+export const traceloopLlm = guarded((span: SpanLike): LlmFacts | undefined => {
   if (traceloopRole(span) !== 'llm') return undefined;
   const a = span.attributes;
   if (a[ATTR_GEN_AI_OUTPUT_MESSAGES] !== undefined) {
@@ -121,7 +122,7 @@ export function traceloopLlm(span: SpanLike): LlmFacts | undefined {
     .filter((c) => c.name)
     .map((c) => ({ name: c.name!, ...(c.id ? { callId: c.id } : {}), ...readArgs(c.args) }));
   return { convention: CONVENTION, requests };
-}
+}, undefined);
 
 function stripSuffix(name: string, suffix: string): string {
   return name.endsWith(suffix) ? name.slice(0, -suffix.length) : name;

@@ -20,6 +20,7 @@ import {
 } from '../semconv.js';
 import type { SpanLike } from '../types.js';
 import { readToolDefinitions, responseText } from './gen-ai-messages.js';
+import { guarded } from './guarded.js';
 import { inputSize, mergeLlmFacts, NO_INPUT } from './merge-llm-facts.js';
 import { isRecord, readArgs, readArray, readMaybeJson, readString } from './read-values.js';
 import type {
@@ -43,14 +44,14 @@ const LLM_OPERATIONS = new Set<string>([SPAN_AI_GENERATE_TEXT_DO_GENERATE, SPAN_
  * `ai.generateText`/`ai.streamText` agent spans named by `ai.telemetry.functionId`,
  * `.doGenerate`/`.doStream` LLM spans.
  */
-export function vercelAiRole(span: SpanLike): SpanRole | undefined {
+export const vercelAiRole = guarded((span: SpanLike): SpanRole | undefined => {
   const op = operation(span);
   if (op === SPAN_AI_TOOL_CALL) return 'tool';
   if (op === undefined) return undefined;
   if (AGENT_OPERATIONS.has(op)) return 'agent';
   if (LLM_OPERATIONS.has(op)) return 'llm';
   return op.startsWith('ai.') ? 'other' : undefined;
-}
+}, undefined);
 
 function operation(span: SpanLike): string | undefined {
   const id = span.attributes[ATTR_AI_OPERATION_ID];
@@ -58,7 +59,7 @@ function operation(span: SpanLike): string | undefined {
   return span.name.startsWith('ai.') ? span.name : undefined;
 }
 
-export function vercelAiTool(span: SpanLike): ToolFacts | undefined {
+export const vercelAiTool = guarded((span: SpanLike): ToolFacts | undefined => {
   if (vercelAiRole(span) !== 'tool') return undefined;
   const a = span.attributes;
   const name = readString(a[ATTR_AI_TOOL_CALL_NAME]) ?? span.name;
@@ -73,9 +74,9 @@ export function vercelAiTool(span: SpanLike): ToolFacts | undefined {
   const result = a[ATTR_AI_TOOL_CALL_RESULT] ?? a[ATTR_AI_TOOL_CALL_OUTPUT];
   if (result !== undefined) facts.result = readMaybeJson(result);
   return facts;
-}
+}, undefined);
 
-export function vercelAiAgent(span: SpanLike): AgentFacts | undefined {
+export const vercelAiAgent = guarded((span: SpanLike): AgentFacts | undefined => {
   if (vercelAiRole(span) !== 'agent') return undefined;
   const a = span.attributes;
   const facts: AgentFacts = {
@@ -87,14 +88,14 @@ export function vercelAiAgent(span: SpanLike): AgentFacts | undefined {
   const text = a[ATTR_AI_RESPONSE_TEXT];
   if (text !== undefined) facts.output = text;
   return facts;
-}
+}, undefined);
 
-export function vercelAiLlm(span: SpanLike): LlmFacts | undefined {
+export const vercelAiLlm = guarded((span: SpanLike): LlmFacts | undefined => {
   return mergeLlmFacts(vercelAiLlmOutput(span), vercelAiLlmInput(span));
-}
+}, undefined);
 
 /** Requests from `ai.response.toolCalls`, tool definitions from `ai.prompt.tools`. */
-export function vercelAiLlmOutput(span: SpanLike): LlmFacts | undefined {
+export const vercelAiLlmOutput = guarded((span: SpanLike): LlmFacts | undefined => {
   if (vercelAiRole(span) !== 'llm') return undefined;
   const a = span.attributes;
   const facts: LlmFacts = {
@@ -108,14 +109,14 @@ export function vercelAiLlmOutput(span: SpanLike): LlmFacts | undefined {
     if (defs) facts.toolDefinitions = defs;
   }
   return facts;
-}
+}, undefined);
 
 /** Tool calls and tool results in `ai.prompt.messages`. */
-export function vercelAiLlmInput(span: SpanLike): LlmInputFacts {
+export const vercelAiLlmInput = guarded((span: SpanLike): LlmInputFacts => {
   if (vercelAiRole(span) !== 'llm') return NO_INPUT;
   const { calls, refusals } = readPromptMessages(span.attributes[ATTR_AI_PROMPT_MESSAGES]);
   return { inputCalls: calls, refusals };
-}
+}, NO_INPUT);
 
 /**
  * `ai.response.toolCalls`: `[{toolCallId, toolName, input}]` where `input` is JSON text in

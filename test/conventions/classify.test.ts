@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  CONVENTION_ADAPTERS,
   classify,
   classifySpan,
   isAgentRelated,
@@ -54,5 +55,25 @@ describe('classify', () => {
     expect(isAgentRelated(f.make('getWeather', { 'openinference.span.kind': 'TOOL' }))).toBe(true);
     expect(isAgentRelated(f.make('getWeather', {}))).toBe(false);
     expect(isAgentRelated(f.make('step 1', { 'gen_ai.operation.name': 'agent_step' }))).toBe(true);
+  });
+});
+
+describe('adapters never throw', () => {
+  it('every adapter method returns "not mine" or nothing for spans of an impossible shape', () => {
+    const odd = [
+      { name: undefined, attributes: null, events: 5 },
+      { name: 42, attributes: 'x' },
+      {},
+    ] as unknown as Parameters<(typeof CONVENTION_ADAPTERS)[number]['role']>[0][];
+    for (const adapter of CONVENTION_ADAPTERS) {
+      for (const span of odd) {
+        expect(() => adapter.role(span)).not.toThrow();
+        expect(adapter.tool(span)).toBeUndefined();
+        expect(adapter.agent(span)).toBeUndefined();
+        expect(adapter.llm(span)).toBeUndefined();
+        expect(adapter.llmOutput(span)).toBeUndefined();
+        expect(adapter.llmInput(span)).toEqual({ inputCalls: [], refusals: [] });
+      }
+    }
   });
 });
