@@ -144,6 +144,7 @@ export function readResponseToolCalls(value: unknown): MessageCall[] {
 function readPromptMessages(value: unknown): { calls: MessageCall[]; refusals: RefusalFacts[] } {
   const calls: MessageCall[] = [];
   const refusals: RefusalFacts[] = [];
+  if (typeof value === 'string' && !value.includes('"tool-')) return { calls, refusals };
   for (const message of readArray(value) ?? []) {
     if (!isRecord(message) || !Array.isArray(message['content'])) continue;
     for (const part of message['content']) {
