@@ -18,7 +18,8 @@ export interface MessageScan {
 export function scanGenAiMessages(value: unknown, from = 0, to = Number.POSITIVE_INFINITY): MessageScan {
   const scan: MessageScan = { calls: [], responses: [] };
   // Most inputs (a first turn, a plain question) hold no tool part: skip parsing them.
-  if (typeof value === 'string' && !value.includes('tool_call') && !value.includes('tool_approval')) return scan;
+  if (typeof value === 'string' && !value.includes('tool_call') && !value.includes('tool_approval'))
+    return scan;
   const messages = readArray(value);
   if (!messages) return scan;
   const end = Math.min(messages.length, to);
