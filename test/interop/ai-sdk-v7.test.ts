@@ -10,10 +10,4 @@ import { NEXT_INSTALLED } from './harness/run-scenario.js';
 describeInterop('ai-sdk-v7', {
   isToolSpan: (span) => span.attributes['gen_ai.operation.name'] === 'execute_tool',
   liveAvailable: NEXT_INSTALLED,
-  knownGaps: [
-    // Reported: OTel JS spans start at Date.now() ms and end at start + a precise duration, so each
-    // span is shifted by its own 0–1 ms; these recordings break time-based steps of reconstruction
-    // (zero-tolerance "started after its agent ended" re-homing, LLM and call order by start time).
-    'jitter:unknown_tool.jitter-paused',
-  ],
 });
