@@ -299,16 +299,15 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   // Hooks
 
   private _onStart(span: Span): void {
+    const role = spanRole(span.name, span.attributes);
+    // The hot path: ordinary spans while no agent trace is held stop here, before any lookup.
+    if (role === SpanRole.NONE && this._traces.size === 0) return;
     const ctx = span.spanContext();
     let state = this._traces.get(ctx.traceId);
-    let role: SpanRole;
     if (state === undefined) {
-      role = spanRole(span.name, span.attributes);
-      // The hot path: ordinary spans of traces with no agent activity stop here.
+      // Ordinary spans of traces with no agent activity stop here.
       if (role === SpanRole.NONE) return;
       state = this._createTrace(ctx.traceId);
-    } else {
-      role = spanRole(span.name, span.attributes);
     }
     if (state.spans.size >= this._maxSpansPerTrace) {
       this._drop('max_spans_per_trace', `trace ${ctx.traceId} holds ${this._maxSpansPerTrace} spans`);
@@ -351,6 +350,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   }
 
   private _onEnding(span: Span): void {
+    if (this._traces.size === 0 && lateSpanRole(span.name, span.attributes) === SpanRole.NONE) return;
     const ctx = span.spanContext();
     let state = this._traces.get(ctx.traceId);
     let entry = state?.spans.get(ctx.spanId);
@@ -378,6 +378,8 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   }
 
   private _onEnd(span: ReadableSpan): ReadableSpan {
+    // With `onEnding` (SDK 2.x) every span worth keeping is tracked by now: nothing held, nothing to do.
+    if (this._sdkCallsOnEnding && this._traces.size === 0) return span;
     const ctx = span.spanContext();
     let state = this._traces.get(ctx.traceId);
     let entry = state?.spans.get(ctx.spanId);
