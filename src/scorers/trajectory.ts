@@ -748,6 +748,21 @@ function unwrapFloats(value: unknown): unknown {
 export function roundHalfEven(x: number, digits: number): number {
   if (!Number.isFinite(x)) return x;
   const negative = x < 0;
+  // Fast path, far from a tie: the scaled value's rounding error (< 1e-6 for these magnitudes)
+  // cannot move it across a half, and k / 10**digits is the double nearest to the decimal
+  // (division is correctly rounded), which is what the exact path returns.
+  if (digits >= 0 && digits <= 15 && Number.isInteger(digits)) {
+    const scale = 10 ** digits;
+    const scaled = Math.abs(x) * scale;
+    if (scaled < 1e9) {
+      const floor = Math.floor(scaled);
+      const fraction = scaled - floor;
+      if (Math.abs(fraction - 0.5) > 1e-6) {
+        const k = fraction < 0.5 ? floor : floor + 1;
+        return (negative ? -k : k) / scale;
+      }
+    }
+  }
   // toFixed(100) is exact for every double ≥ 2**-48, far below any tie that matters here.
   const exact = Math.abs(x).toFixed(100);
   const dot = exact.indexOf('.');
