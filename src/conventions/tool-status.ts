@@ -51,31 +51,38 @@ export function readToolStatus(span: SpanLike, texts: Array<string | undefined> 
     readString(span.status?.message) ??
     readString(a[ATTR_ERROR_MESSAGE]) ??
     exceptionField(span, 'exception.message');
-  const withError = (status: ToolStatus): StatusFacts => {
-    const out: StatusFacts = { status };
-    if (errorType !== undefined) out.errorType = errorType;
-    if (errorMessage !== undefined) out.errorMessage = errorMessage;
-    return out;
-  };
 
   const explicit = readString(a[ATTR_TOOLWATCH_TOOL_STATUS]);
   if (explicit === 'ok') return { status: 'ok' };
   if (explicit === 'error' || explicit === 'refused' || explicit === 'paused') {
-    return withError(explicit);
+    return withError(explicit, errorType, errorMessage);
   }
-  if (readString(a[ATTR_PYDANTIC_AI_DEFERRAL_NAME]) !== undefined) return withError('paused');
+  if (readString(a[ATTR_PYDANTIC_AI_DEFERRAL_NAME]) !== undefined)
+    return withError('paused', errorType, errorMessage);
   const outcome = readString(a[ATTR_GEN_AI_TOOL_CALL_DECISION_OUTCOME]);
-  if (outcome === 'require_approval') return withError('paused');
-  if (outcome === 'deny') return withError('refused');
-  if (isRejectionText(errorMessage)) return withError('refused');
-  for (const t of texts) if (isRejectionText(t)) return withError('refused');
+  if (outcome === 'require_approval') return withError('paused', errorType, errorMessage);
+  if (outcome === 'deny') return withError('refused', errorType, errorMessage);
+  if (isRejectionText(errorMessage)) return withError('refused', errorType, errorMessage);
+  for (const t of texts) if (isRejectionText(t)) return withError('refused', errorType, errorMessage);
 
   const failed =
     span.status?.code === 2 ||
     attrErrorType !== undefined ||
     readFalse(a[ATTR_MASTRA_TOOL_SUCCESS]) ||
     readTrue(a[ATTR_MASTRA_ERROR]);
-  return failed ? withError('error') : { status: 'ok' };
+  return failed ? withError('error', errorType, errorMessage) : { status: 'ok' };
+}
+
+// A module function, not a closure: this runs for every tool span.
+function withError(
+  status: ToolStatus,
+  errorType: string | undefined,
+  errorMessage: string | undefined,
+): StatusFacts {
+  const out: StatusFacts = { status };
+  if (errorType !== undefined) out.errorType = errorType;
+  if (errorMessage !== undefined) out.errorMessage = errorMessage;
+  return out;
 }
 
 function exceptionField(span: SpanLike, key: string): string | undefined {

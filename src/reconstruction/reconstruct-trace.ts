@@ -224,7 +224,7 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
       else node.role = 'other';
       node.tool = facts;
     } else if (node.role === 'agent') {
-      node.agent = safe(() => adapter.agent(node.span));
+      node.agent = safeAgent(adapter, node.span);
       if (!node.agent) node.role = 'other';
     } else if (node.role === 'llm') {
       const facts = llmFacts(node);
@@ -257,22 +257,9 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
       else parent.children = [i];
     }
   }
-  const byTime = (a: number, b: number): number => compareSpans(nodes[a]!, nodes[b]!);
-  sortIfNeeded(roots, byTime);
+  sortIndexesIfNeeded(roots, nodes);
   for (const node of nodes)
-    if (node.children && node.children.length > 1) sortIfNeeded(node.children, byTime);
-
-  const isWrapper = (i: number): boolean => {
-    const node = nodes[i]!;
-    if (!node.agent?.wrapperCandidate) return false;
-    if (node.span.name === AGENT_WORKFLOW) return true;
-    // The bridge's root is followed by the SDK's task span of the same name.
-    for (const c of node.children ?? NO_CHILDREN) {
-      const child = nodes[c]!;
-      if (child.role !== 'agent' && child.span.name === node.span.name) return true;
-    }
-    return false;
-  };
+    if (node.children && node.children.length > 1) sortIndexesIfNeeded(node.children, nodes);
 
   // 6. Pre-order walk: history flags, nearest agent ancestor, implicit-run anchors.
   const order: number[] = [];
@@ -292,7 +279,7 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
       const p = node.parent;
       history[i] =
         (p !== -1 && history[p] === 1) || readTrue(node.span.attributes[ATTR_TOOLWATCH_FROM_HISTORY]) ? 1 : 0;
-      runAgent[i] = node.role === 'agent' && history[i] === 0 && !isWrapper(i) ? 1 : 0;
+      runAgent[i] = node.role === 'agent' && history[i] === 0 && !isWrapper(nodes, i) ? 1 : 0;
       if (p === -1) {
         anchor[i] = i;
       } else {
@@ -368,14 +355,15 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
       const time = node.end ?? node.start;
       // The input side is read only now, one span at a time: long conversations repeat it in every model call.
       const adapter = node.adapter!;
-      const input = safe(() => adapter.llmInput(node.span)) ?? NO_INPUT;
+      const input = safeLlmInput(adapter, node.span) ?? NO_INPUT;
       if (own.lastLlm === undefined && own.facts?.continuation)
         addContinuedRequests(own, llm, input.inputCalls, node);
       if (own.lastLlm === undefined || compareSpans(own.lastLlm, node) <= 0) own.lastLlm = node;
-      llm.requests.forEach((call, index) => {
+      for (let index = 0; index < llm.requests.length; index++) {
+        const call = llm.requests[index]!;
         // A framework that repeats earlier requests in a later output (cumulative step outputs) must not double them.
         if (call.callId !== undefined) {
-          if (own.requestIds.has(call.callId)) return;
+          if (own.requestIds.has(call.callId)) continue;
           own.requestIds.add(call.callId);
         }
         const request: ToolRequest = { name: call.name, llmSpanId: spanId, index, time };
@@ -391,7 +379,7 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
           convention: llm.convention,
           usable: call.usable,
         });
-      });
+      }
       for (const h of llm.hints ?? []) own.hints.push({ ...h, spanId });
       for (const c of input.inputCalls) {
         // Inputs repeat the run's own earlier requests: those are decided already (not history).
@@ -437,6 +425,28 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
   }
 
   return { traceId, runs: topLevel, problems };
+}
+
+function isWrapper(nodes: Node[], i: number): boolean {
+  const node = nodes[i]!;
+  if (!node.agent?.wrapperCandidate) return false;
+  if (node.span.name === AGENT_WORKFLOW) return true;
+  // The bridge's root is followed by the SDK's task span of the same name.
+  for (const c of node.children ?? NO_CHILDREN) {
+    const child = nodes[c]!;
+    if (child.role !== 'agent' && child.span.name === node.span.name) return true;
+  }
+  return false;
+}
+
+/** Sorts node indexes in span order; the comparator closure is built only when they are out of order. */
+function sortIndexesIfNeeded(list: number[], nodes: Node[]): void {
+  for (let i = 1; i < list.length; i++) {
+    if (compareSpans(nodes[list[i - 1]!]!, nodes[list[i]!]!) > 0) {
+      list.sort((a, b) => compareSpans(nodes[a]!, nodes[b]!));
+      return;
+    }
+  }
 }
 
 /**
@@ -610,14 +620,22 @@ function addExecution(st: RunState, node: Node, f: ToolFacts): void {
 function buildCalls(st: RunState): void {
   const run = st.run;
   // Start, then causal rank (same-millisecond starts), then end, then span id.
-  const order = st.executions.map((_, k) => k);
-  sortIfNeeded(order, (a, b) => compareSpans(st.execNodes[a]!, st.execNodes[b]!));
-  const executions = order.map((k) => st.executions[k]!);
-  const execRanks = order.map((k) => st.execNodes[k]!.rank);
+  const count = st.executions.length;
+  const order: number[] = new Array(count);
+  for (let k = 0; k < count; k++) order[k] = k;
+  sortIndexesIfNeeded(order, st.execNodes);
+  const executions: ToolExecution[] = new Array(count);
+  const execRanks: number[] = new Array(count);
+  for (let k = 0; k < count; k++) {
+    executions[k] = st.executions[order[k]!]!;
+    execRanks[k] = st.execNodes[order[k]!]!.rank;
+  }
   st.executions = executions;
   const aliases = st.aliases;
   run.executions = executions;
-  run.requests = st.requests.map((p) => p.request);
+  const requests: ToolRequest[] = new Array(st.requests.length);
+  for (let k = 0; k < requests.length; k++) requests[k] = st.requests[k]!.request;
+  run.requests = requests;
 
   joinRequests(executions, st.requests, aliases);
   for (const exec of executions) {
@@ -700,15 +718,6 @@ function joinRequests(
   aliases: Map<ToolExecution, string[]>,
 ): void {
   if (pending.length === 0 || executions.length === 0) return;
-  const link = (exec: ToolExecution, req: ToolRequest, name?: string): void => {
-    exec.request = req;
-    req.execution = exec;
-    if (name !== undefined) exec.name = name;
-  };
-  const namesOf = (exec: ToolExecution): string[] => {
-    const extra = aliases.get(exec);
-    return extra ? [exec.name, ...extra] : [exec.name];
-  };
 
   const byId = new Map<string, ToolRequest>();
   for (const p of pending) {
@@ -719,7 +728,11 @@ function joinRequests(
     if (exec.callId === undefined) continue;
     const req = byId.get(exec.callId);
     if (req && !req.execution)
-      link(exec, req, req.name !== exec.name && namesOf(exec).includes(req.name) ? req.name : undefined);
+      link(
+        exec,
+        req,
+        req.name !== exec.name && namesOf(exec, aliases).includes(req.name) ? req.name : undefined,
+      );
   }
 
   // Name + canonical arguments, only where ids cannot disagree. A request whose only
@@ -741,7 +754,7 @@ function joinRequests(
     for (const exec of executions) {
       if (exec.request || exec.args === undefined) continue;
       const queues = exec.callId === undefined ? anyByKey : noIdByKey;
-      for (const name of namesOf(exec)) {
+      for (const name of namesOf(exec, aliases)) {
         const q = queues.get(callKey(name, exec.args));
         const req = q ? next(q) : undefined;
         if (req) {
@@ -755,14 +768,6 @@ function joinRequests(
   // Order: within the latest LLM output that started before the execution, the first unjoined same-named request.
   const byName = new Map<string, SameNameQueue>();
   const noIdByName = new Map<string, SameNameQueue>();
-  const queue = (map: Map<string, SameNameQueue>, name: string): SameNameQueue => {
-    let q = map.get(name);
-    if (!q) {
-      q = new SameNameQueue();
-      map.set(name, q);
-    }
-    return q;
-  };
   for (const p of pending) {
     const r = p.request;
     if (r.execution) continue;
@@ -774,7 +779,7 @@ function joinRequests(
   for (const exec of executions) {
     if (exec.request) continue;
     const queues = exec.callId === undefined ? byName : noIdByName;
-    for (const name of namesOf(exec)) {
+    for (const name of namesOf(exec, aliases)) {
       const req = queues.get(name)?.take(exec.start);
       if (req) {
         link(exec, req, name !== exec.name ? name : undefined);
@@ -782,6 +787,26 @@ function joinRequests(
       }
     }
   }
+}
+
+function link(exec: ToolExecution, req: ToolRequest, name?: string): void {
+  exec.request = req;
+  req.execution = exec;
+  if (name !== undefined) exec.name = name;
+}
+
+function namesOf(exec: ToolExecution, aliases: Map<ToolExecution, string[]>): string[] {
+  const extra = aliases.get(exec);
+  return extra ? [exec.name, ...extra] : [exec.name];
+}
+
+function queue(map: Map<string, SameNameQueue>, name: string): SameNameQueue {
+  let q = map.get(name);
+  if (!q) {
+    q = new SameNameQueue();
+    map.set(name, q);
+  }
+  return q;
 }
 
 /**
@@ -917,20 +942,18 @@ class SeenCalls {
 function buildHistory(st: RunState, seen: SeenCalls): void {
   const run = st.run;
   const out: HistoryCall[] = [];
+  if (st.history.length === 0 && st.inputCalls.length === 0) {
+    run.history = out;
+    return;
+  }
   const kept = new Set<string>();
-  const keep = (h: HistoryCall, key: string): void => {
-    if (kept.has(key)) return;
-    kept.add(key);
-    out.push(h);
-  };
-  const keyOf = (c: { name: string; callId?: string | undefined; args?: unknown }): string =>
-    c.callId ? 'id:' + c.callId : 'key:' + callKey(c.name, c.args);
-  for (const h of st.history) keep(h, keyOf(h));
+  for (const h of st.history) keep(out, kept, h, keyOf(h));
   if (st.inputCalls.length === 0) {
     run.history = out;
     return;
   }
-  for (const c of st.inputCalls) if (c.fromHistory) keep(historyEntry(c, c.spanId, 'part_flag'), keyOf(c));
+  for (const c of st.inputCalls)
+    if (c.fromHistory) keep(out, kept, historyEntry(c, c.spanId, 'part_flag'), keyOf(c));
   // Every LLM input repeats the conversation so far: decide each distinct call once.
   const decided = new Set<string>();
   for (const c of st.inputCalls) {
@@ -940,9 +963,19 @@ function buildHistory(st: RunState, seen: SeenCalls): void {
     decided.add(own);
     if (c.callId !== undefined && seen.hasId(c.callId)) continue;
     if (seen.hasKey(callKey(c.name, c.args))) continue;
-    keep(historyEntry(c, c.spanId, 'input_messages'), own);
+    keep(out, kept, historyEntry(c, c.spanId, 'input_messages'), own);
   }
   run.history = out;
+}
+
+function keep(out: HistoryCall[], kept: Set<string>, h: HistoryCall, key: string): void {
+  if (kept.has(key)) return;
+  kept.add(key);
+  out.push(h);
+}
+
+function keyOf(c: { name: string; callId?: string | undefined; args?: unknown }): string {
+  return c.callId ? 'id:' + c.callId : 'key:' + callKey(c.name, c.args);
 }
 
 function historyEntry(
@@ -975,8 +1008,6 @@ function mergeByTime(
   ranks: number[],
 ): ToolExecution[] {
   if (requestOnly.length === 0) return executions.slice();
-  const before = (t1: number, r1: number, t2: number, r2: number): boolean =>
-    t1 < t2 || (t1 === t2 && (Number.isNaN(r1) || Number.isNaN(r2) || r1 <= r2));
   const order = requestOnly.map((_, k) => k);
   sortIfNeeded(order, (a, b) =>
     before(times[a]!, ranks[a]!, times[b]!, ranks[b]!)
@@ -1000,6 +1031,10 @@ function mergeByTime(
     }
   }
   return out;
+}
+
+function before(t1: number, r1: number, t2: number, r2: number): boolean {
+  return t1 < t2 || (t1 === t2 && (Number.isNaN(r1) || Number.isNaN(r2) || r1 <= r2));
 }
 
 /**
@@ -1040,21 +1075,67 @@ function sortIfNeeded<T>(list: T[], compare: (a: T, b: T) => number): void {
 function toolFacts(node: Node): ToolFacts | undefined {
   if (node.tool) return node.tool;
   const adapter = node.adapter;
-  return adapter ? safe(() => adapter.tool(node.span)) : undefined;
+  if (!adapter) return undefined;
+  try {
+    return adapter.tool(node.span);
+  } catch {
+    return undefined;
+  }
 }
 
 function llmFacts(node: Node): LlmFacts | undefined {
   if (node.llm) return node.llm;
   const adapter = node.adapter;
-  return adapter ? safe(() => adapter.llmOutput(node.span)) : undefined;
-}
-
-function safe<T>(fn: () => T | undefined): T | undefined {
+  if (!adapter) return undefined;
   try {
-    return fn();
+    return adapter.llmOutput(node.span);
   } catch {
     return undefined;
   }
+}
+
+// Adapter calls that may throw are wrapped in module functions, not closures: they run per span.
+function safeAgent(adapter: ConventionAdapter, span: SpanLike): AgentFacts | undefined {
+  try {
+    return adapter.agent(span);
+  } catch {
+    return undefined;
+  }
+}
+
+function safeLlmInput(
+  adapter: ConventionAdapter,
+  span: SpanLike,
+): ReturnType<ConventionAdapter['llmInput']> | undefined {
+  try {
+    return adapter.llmInput(span);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every check of `normalise` passes (no fix, no problem). */
+function isWellFormed(s: Partial<SpanLike>): boolean {
+  const a = s.attributes;
+  const code = s.status?.code;
+  const r = s.resource;
+  return (
+    typeof s.spanId === 'string' &&
+    s.spanId !== '' &&
+    typeof s.traceId === 'string' &&
+    typeof s.name === 'string' &&
+    typeof a === 'object' &&
+    a !== null &&
+    !Array.isArray(a) &&
+    Array.isArray(s.events) &&
+    typeof s.startTime === 'number' &&
+    Number.isFinite(s.startTime) &&
+    (s.endTime === undefined || (typeof s.endTime === 'number' && Number.isFinite(s.endTime))) &&
+    (code === 0 || code === 1 || code === 2) &&
+    (s.parentSpanId === undefined || typeof s.parentSpanId === 'string') &&
+    s.kind !== undefined &&
+    (r === undefined || (typeof r === 'object' && r !== null && !Array.isArray(r)))
+  );
 }
 
 /**
@@ -1071,6 +1152,8 @@ function normalise(
     return undefined;
   }
   const s = value as Partial<SpanLike>;
+  // Spans from the processor and the OTLP reader are well formed: check before building the fixer.
+  if (isWellFormed(s)) return s as SpanLike;
   let span = s as SpanLike;
   const fix = (patch: Partial<SpanLike>): void => {
     if (span === s) span = { ...s } as SpanLike;
