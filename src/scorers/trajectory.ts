@@ -372,9 +372,10 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
       else byName.set(call.name, [call]);
     }
     const firstIndex = new Map<string, number>();
-    calls.forEach((c, i) => {
+    for (let i = 0; i < calls.length; i++) {
+      const c = calls[i]!;
       if (!firstIndex.has(c.name)) firstIndex.set(c.name, i);
-    });
+    }
     const errors: TrajectoryError[] = [];
 
     // 1. missing expected tools
@@ -388,7 +389,8 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
       const list = byName.get(tool);
       if (!list) continue;
       forbiddenCalled = true;
-      const executed = list.filter((c) => !c.requestOnly).length;
+      let executed = 0;
+      for (const c of list) if (!c.requestOnly) executed++;
       const message =
         executed > 0
           ? `forbidden tool ${tool} was executed (${plural(executed, 'call')})`
@@ -459,8 +461,8 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
         });
       }
     }
-    const names = calls.map((c) => c.name);
-    if (cfg.order !== undefined && !orderHolds(cfg.order, names, expectedTools)) {
+    if (cfg.order !== undefined && !orderHolds(cfg.order, namesOf(calls), expectedTools)) {
+      const names = namesOf(calls);
       orderPass = false;
       const how = { exact: 'exactly', in_order: 'in order', any_order: 'all present' }[cfg.order];
       errors.push({
@@ -470,7 +472,8 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
     }
 
     // 6. components and score
-    const toolSelectionPass = uniqueExpected.every((t) => byName.has(t)) && !forbiddenCalled;
+    let toolSelectionPass = !forbiddenCalled;
+    for (const t of uniqueExpected) if (!byName.has(t)) toolSelectionPass = false;
     const argAccuracy = checks === 0 ? 1 : passedChecks / checks;
     const weighted =
       weights.tool_selection * (toolSelectionPass ? 1 : 0) +
@@ -493,14 +496,19 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
     const perTool: Record<string, unknown> = {};
     for (const tool of uniqueExpected) {
       const list = byName.get(tool) ?? [];
-      const fields = compiled.get(tool) ?? [];
-      const correct = (c: ToolExecution) =>
-        c.status === 'ok' && fields.every((f) => checkField(c.args, f, true) === undefined);
+      const fields = compiled.get(tool) ?? NO_FIELDS;
+      let clean = 0;
+      let finalSuccess = false;
+      for (const c of list) {
+        if (c.status !== 'ok') continue;
+        clean++;
+        if (!finalSuccess && isCorrect(c, fields)) finalSuccess = true;
+      }
       perTool[tool] = {
         calls: list.length,
-        clean: list.filter((c) => c.status === 'ok').length,
-        first_call_correct: list.length > 0 && correct(list[0]!),
-        final_success: list.some(correct),
+        clean,
+        first_call_correct: list.length > 0 && isCorrect(list[0]!, fields),
+        final_success: finalSuccess,
         retries: Math.max(0, list.length - 1),
       };
     }
@@ -571,6 +579,20 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
 }
 
 /** The run's calls (`self`), or the run's then each nested run's, depth-first pre-order (`members`). */
+const NO_FIELDS: CompiledField[] = [];
+
+function isCorrect(c: ToolExecution, fields: readonly CompiledField[]): boolean {
+  if (c.status !== 'ok') return false;
+  for (const f of fields) if (checkField(c.args, f, true) !== undefined) return false;
+  return true;
+}
+
+function namesOf(calls: readonly ToolExecution[]): string[] {
+  const names: string[] = new Array(calls.length);
+  for (let i = 0; i < calls.length; i++) names[i] = calls[i]!.name;
+  return names;
+}
+
 export function collectCalls(run: AgentRun, scope: Scope): ToolExecution[] {
   if (scope === 'self') return run.calls;
   const out: ToolExecution[] = [];
@@ -657,8 +679,6 @@ function checkField(args: unknown, field: CompiledField, redact: boolean): strin
   const found = lookup(args, field.path);
   const value = found.found ? found.value : undefined;
   const rule = field.rule;
-  const got = () => (redact ? '' : found.found ? `, got ${preview(value)}` : ', field missing');
-  const want = (v: unknown) => (redact ? '' : ` ${preview(v)}`);
   for (const key of RULE_KEYS) {
     if (!Object.hasOwn(rule, key)) continue;
     const expected = rule[key as RuleKey];
@@ -705,10 +725,11 @@ function checkField(args: unknown, field: CompiledField, redact: boolean): strin
       }
     }
     if (!ok) {
-      if (key === 'exists') return `${expected ? 'must exist' : 'must not exist'}${got()}`;
-      if (key === 'not_null') return `${expected ? 'must not be null' : 'must be null'}${got()}`;
-      if (key === 'matches') return `must match ${redact ? 'its pattern' : JSON.stringify(expected)}${got()}`;
-      return `failed ${key}${want(expected)}${got()}`;
+      const got = redact ? '' : found.found ? `, got ${preview(value)}` : ', field missing';
+      if (key === 'exists') return `${expected ? 'must exist' : 'must not exist'}${got}`;
+      if (key === 'not_null') return `${expected ? 'must not be null' : 'must be null'}${got}`;
+      if (key === 'matches') return `must match ${redact ? 'its pattern' : JSON.stringify(expected)}${got}`;
+      return `failed ${key}${redact ? '' : ` ${preview(expected)}`}${got}`;
     }
   }
   return undefined;
