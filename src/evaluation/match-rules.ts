@@ -2,7 +2,9 @@ import type { AgentRun, Policy, Rule, RuleMatch } from '../types.js';
 
 /** The policy's rules that apply to `run`, in policy order. */
 export function matchRules(run: AgentRun, policy: Policy): Rule[] {
-  return policy.rules.filter((rule) => ruleMatches(run, rule.match));
+  const rules: Rule[] = [];
+  for (const rule of policy.rules) if (ruleMatches(run, rule.match)) rules.push(rule);
+  return rules;
 }
 
 export function ruleMatches(run: AgentRun, match: RuleMatch): boolean {

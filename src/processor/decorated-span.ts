@@ -3,6 +3,7 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { evaluationEventAttributes } from '../emission/events.js';
 import { EVENT_GEN_AI_EVALUATION_RESULT } from '../semconv.js';
 import type { RedactOptions, ScorerResult } from '../types.js';
+import { mergeAttributes } from '../util/merge-attributes.js';
 
 /**
  * The view of an ended span handed on in wrapping mode (SDKs without `onEnding`, where an
@@ -27,7 +28,7 @@ export function decoratedSpan(
     })),
   ];
   const view = Object.create(span) as ReadableSpan;
-  Object.defineProperty(view, 'attributes', { value: { ...span.attributes, ...attributes } });
+  Object.defineProperty(view, 'attributes', { value: mergeAttributes(span.attributes, attributes) });
   Object.defineProperty(view, 'events', { value: events });
   return view;
 }

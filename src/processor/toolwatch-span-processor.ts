@@ -33,6 +33,7 @@ import type {
   ToolExecution,
   Verdict,
 } from '../types.js';
+import { mergeAttributes } from '../util/merge-attributes.js';
 import { decoratedSpan } from './decorated-span.js';
 import { type LiveAgent, LiveMisuseMonitor } from './live-misuse.js';
 import { raceAbort } from './race-abort.js';
@@ -626,10 +627,10 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     if (rules.length === 0) return undefined;
     this._countExecutions(state, run);
     let decoration: Decoration | undefined;
-    rules.forEach((rule, index) => {
-      const emitted = this._evaluateRule(run, rule, span, emission, index === 0);
+    for (let index = 0; index < rules.length; index++) {
+      const emitted = this._evaluateRule(run, rules[index]!, span, emission, index === 0);
       decoration ??= emitted;
-    });
+    }
     return decoration;
   }
 
@@ -679,7 +680,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       status: like.status.code,
       // Merging in the resource costs a copy per run; only `match.attributes` reads it.
       attributes: this._rulesReadAttributes
-        ? { ...span.resource?.attributes, ...span.attributes }
+        ? mergeAttributes(span.resource?.attributes, span.attributes)
         : span.attributes,
       hasErrorSpan: false,
     };
@@ -705,7 +706,8 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   ): Decoration | undefined {
     let evaluation: ReturnType<typeof evaluateRunSync>;
     try {
-      evaluation = withoutTracing(() => evaluateRunSync(run, rule, this._policy));
+      // Arguments passed through, not captured: no closure per run.
+      evaluation = context.with(UNTRACED, evaluateRunSync, undefined, run, rule, this._policy);
     } catch (error) {
       this._problem('evaluate', `evaluating rule ${rule.name} failed`, error);
       return undefined;
@@ -1127,8 +1129,4 @@ function hasAgentAncestor(state: TraceState, parentId: string | undefined): bool
 
 function parentIdOf(span: ReadableSpan): string | undefined {
   return span.parentSpanContext?.spanId ?? (span as unknown as { parentSpanId?: string }).parentSpanId;
-}
-
-function withoutTracing<T>(fn: () => T): T {
-  return context.with(UNTRACED, fn);
 }

@@ -25,6 +25,7 @@ import type {
   ToolExecution,
   ToolRequest,
 } from '../types.js';
+import { mergeAttributes, withField } from '../util/merge-attributes.js';
 import { canonicalArgs } from './canonical-args.js';
 
 /** The OpenAI Agents bridge's synthetic trace root (the SDK's default workflow name). */
@@ -165,6 +166,12 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
       end: span.endTime,
       role,
       adapter,
+      // Every field set up front: one object shape for all nodes.
+      agent: undefined,
+      tool: undefined,
+      llm: undefined,
+      callId: undefined,
+      hasRequests: false,
       rank: Number.NaN,
     });
   }
@@ -191,18 +198,19 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
 
   // 3. Break parent cycles (each node is walked once: 0 new, 1 on the current path, 2 done).
   const state = new Uint8Array(n);
-  const path: number[] = [];
+  // A stack with its own length: truncating an array's length is a runtime call.
+  const path = new Int32Array(n);
   for (let i = 0; i < n; i++) {
     if (state[i] !== 0) continue;
-    path.length = 0;
+    let length = 0;
     let cur = i;
     while (cur !== -1 && state[cur] === 0) {
       state[cur] = 1;
-      path.push(cur);
+      path[length++] = cur;
       cur = nodes[cur]!.parent;
     }
     if (cur !== -1 && state[cur] === 1) {
-      const last = path[path.length - 1]!;
+      const last = path[length - 1]!;
       problem(
         'parent_cycle',
         `parent links of span ${nodes[last]!.id} form a cycle; the link is dropped`,
@@ -210,7 +218,7 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
       );
       nodes[last]!.parent = -1;
     }
-    for (const k of path) state[k] = 2;
+    for (let k = 0; k < length; k++) state[path[k]!] = 2;
   }
 
   // 4. Read the spans that matter with the adapter that claimed them.
@@ -380,11 +388,11 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
           usable: call.usable,
         });
       }
-      for (const h of llm.hints ?? []) own.hints.push({ ...h, spanId });
+      for (const h of llm.hints ?? []) own.hints.push(withField(h, 'spanId', spanId));
       for (const c of input.inputCalls) {
         // Inputs repeat the run's own earlier requests: those are decided already (not history).
         if (!c.fromHistory && c.callId !== undefined && own.requestIds.has(c.callId)) continue;
-        own.inputCalls.push({ ...c, spanId });
+        own.inputCalls.push(withField(c, 'spanId', spanId));
       }
       // A result for a call that ran explains nothing; keep only what may explain a request-only call.
       for (const r of input.refusals) {
@@ -497,7 +505,7 @@ function createRun(
     history: [],
     start: node.start,
     status: span.status.code,
-    attributes: span.resource ? { ...span.resource, ...span.attributes } : { ...span.attributes },
+    attributes: mergeAttributes(span.resource, span.attributes),
     hasErrorSpan: false,
   };
   if (facts?.agentId !== undefined) run.agentId = facts.agentId;
@@ -525,7 +533,7 @@ function createRun(
     lastLlm: undefined,
     llmDefinitions: undefined,
   };
-  for (const h of facts?.history ?? []) st.history.push({ ...h, spanId: node.id });
+  for (const h of facts?.history ?? []) st.history.push(withField(h, 'spanId', node.id));
   return st;
 }
 
