@@ -115,7 +115,6 @@ export function reconstructTraces(spans: SpanLike[]): ReconstructedTrace[] {
  * cannot read lands in `problems`.
  */
 export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
-  const problems: Problem[] = [];
   const list: unknown[] = Array.isArray(spans) ? spans : [];
   let traceId = '';
   for (const s of list) {
@@ -125,30 +124,26 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
       break;
     }
   }
-  const problem = (code: string, message: string, spanId?: string): void => {
-    const p: Problem = { code, message };
-    if (traceId) p.traceId = traceId;
-    if (spanId) p.spanId = spanId;
-    problems.push(p);
-  };
+  const log = new ProblemLog(traceId);
+  const problems = log.problems;
 
   // 1. Index spans; normalise what a careless sender may get wrong.
   const nodes: Node[] = [];
   const byId = new Map<string, number>();
   let mixedReported = false;
   for (let i = 0; i < list.length; i++) {
-    const span = normalise(list[i], i, problem);
+    const span = normalise(list[i], i, log);
     if (!span) continue;
     if (span.traceId !== traceId && !mixedReported) {
       mixedReported = true;
-      problem(
+      log.add(
         'mixed_trace',
         `spans of trace ${span.traceId || '(none)'} were passed with trace ${traceId}`,
         span.spanId,
       );
     }
     if (byId.has(span.spanId)) {
-      problem(
+      log.add(
         'duplicate_span_id',
         `span id ${span.spanId} appears more than once; the first span is kept`,
         span.spanId,
@@ -184,13 +179,13 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
     if (!pid) continue;
     const p = byId.get(pid);
     if (p === undefined) {
-      problem(
+      log.add(
         'orphan_span',
         `parent ${pid} of span ${node.id} is missing; the span is treated as a root`,
         node.id,
       );
     } else if (p === i) {
-      problem('parent_cycle', `span ${node.id} is its own parent; the link is dropped`, node.id);
+      log.add('parent_cycle', `span ${node.id} is its own parent; the link is dropped`, node.id);
     } else {
       node.parent = p;
     }
@@ -211,7 +206,7 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
     }
     if (cur !== -1 && state[cur] === 1) {
       const last = path[length - 1]!;
-      problem(
+      log.add(
         'parent_cycle',
         `parent links of span ${nodes[last]!.id} form a cycle; the link is dropped`,
         nodes[last]!.id,
@@ -1122,6 +1117,19 @@ function safeLlmInput(
   }
 }
 
+/** The problems of one trace: a class rather than a closure, built once per reconstruction. */
+class ProblemLog {
+  readonly problems: Problem[] = [];
+  constructor(private readonly _traceId: string) {}
+
+  add(code: string, message: string, spanId?: string): void {
+    const p: Problem = { code, message };
+    if (this._traceId) p.traceId = this._traceId;
+    if (spanId) p.spanId = spanId;
+    this.problems.push(p);
+  }
+}
+
 /** Every check of `normalise` passes (no fix, no problem). */
 function isWellFormed(s: Partial<SpanLike>): boolean {
   const a = s.attributes;
@@ -1150,13 +1158,9 @@ function isWellFormed(s: Partial<SpanLike>): boolean {
  * A span with every field reconstruction reads in a usable type, or undefined for
  * something that is not a span at all. Fixes are recorded as problems.
  */
-function normalise(
-  value: unknown,
-  index: number,
-  problem: (code: string, message: string, spanId?: string) => void,
-): SpanLike | undefined {
+function normalise(value: unknown, index: number, log: ProblemLog): SpanLike | undefined {
   if (typeof value !== 'object' || value === null) {
-    problem('span_invalid', `item ${index} is not a span`);
+    log.add('span_invalid', `item ${index} is not a span`);
     return undefined;
   }
   const s = value as Partial<SpanLike>;
@@ -1169,7 +1173,7 @@ function normalise(
   };
   if (typeof s.spanId !== 'string' || s.spanId === '') {
     fix({ spanId: `missing-span-id-${index}` });
-    problem(
+    log.add(
       'span_missing_id',
       `span ${index} ("${String(s.name ?? '')}") has no span id; given ${span.spanId}`,
       span.spanId,
@@ -1178,16 +1182,16 @@ function normalise(
   if (typeof s.traceId !== 'string') fix({ traceId: '' });
   if (typeof s.name !== 'string') {
     fix({ name: '' });
-    problem('span_missing_name', `span ${span.spanId} has no name`, span.spanId);
+    log.add('span_missing_name', `span ${span.spanId} has no name`, span.spanId);
   }
   if (typeof s.attributes !== 'object' || s.attributes === null || Array.isArray(s.attributes)) {
     if (s.attributes !== undefined)
-      problem('attributes_invalid', `span ${span.spanId} has unreadable attributes`, span.spanId);
+      log.add('attributes_invalid', `span ${span.spanId} has unreadable attributes`, span.spanId);
     fix({ attributes: {} });
   }
   if (!Array.isArray(s.events)) fix({ events: [] });
   if (typeof s.startTime !== 'number' || !Number.isFinite(s.startTime)) {
-    problem('span_missing_start', `span ${span.spanId} has no start time`, span.spanId);
+    log.add('span_missing_start', `span ${span.spanId} has no start time`, span.spanId);
     fix({ startTime: 0 });
   }
   if (s.endTime !== undefined && (typeof s.endTime !== 'number' || !Number.isFinite(s.endTime))) {
