@@ -181,9 +181,27 @@ function allPassed(results: ScorerResult[]): boolean {
 }
 
 function orderByRule(results: ScorerResult[], rule: Rule): ScorerResult[] {
+  // Results usually come in rule order already: check before indexing and sorting.
+  let previous = -1;
+  let ordered = true;
+  for (const r of results) {
+    const at = lastIndexOf(rule.scorers, r.scorer);
+    if (at < previous) {
+      ordered = false;
+      break;
+    }
+    previous = at;
+  }
+  if (ordered) return results;
   const index = new Map(rule.scorers.map((s, i) => [s.name, i]));
   return results
     .map((r, i) => ({ r, i }))
     .sort((a, b) => (index.get(a.r.scorer) ?? 1e9) - (index.get(b.r.scorer) ?? 1e9) || a.i - b.i)
     .map((x) => x.r);
+}
+
+/** The index the sort key map below gives `name` (the last scorer of that name), or 1e9. */
+function lastIndexOf(scorers: readonly Scorer[], name: string): number {
+  for (let i = scorers.length - 1; i >= 0; i--) if (scorers[i]!.name === name) return i;
+  return 1e9;
 }
