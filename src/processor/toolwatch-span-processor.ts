@@ -181,8 +181,8 @@ const ARG_KEYS = [
  * - in wrapping mode (`next`, SDKs without `onEnding`), on the view of the agent span handed
  *   to `next`.
  *
- * Ordinary spans (HTTP, DB) in traces without agent activity cost one map lookup and a few
- * attribute reads. Hooks never throw: problems go to `diag`, once per kind, then are counted.
+ * Ordinary spans (HTTP, DB) in traces without agent activity cost a few attribute reads (and
+ * one map lookup while some agent trace is held). Hooks never throw: problems go to `diag`, once per kind, then are counted.
  */
 export class ToolwatchSpanProcessor implements SpanProcessor {
   private readonly _policy: Policy;

@@ -161,12 +161,6 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
       end: span.endTime,
       role,
       adapter,
-      // Every field set up front: one object shape for all nodes.
-      agent: undefined,
-      tool: undefined,
-      llm: undefined,
-      callId: undefined,
-      hasRequests: false,
       rank: Number.NaN,
     });
   }
