@@ -47,8 +47,11 @@ export class ToolwatchMetrics {
   private readonly _judgeCalls: Counter;
   private readonly _spansDropped: Counter;
   private readonly _tracesBuffered: UpDownCounter;
+  /** False with the no-op meter: per-run records then skip building their attribute sets. */
+  private readonly _recording: boolean;
 
   constructor(options: ToolwatchMetricsOptions = {}) {
+    this._recording = options.meterProvider !== undefined;
     const meter: Meter = options.meterProvider
       ? options.meterProvider.getMeter(TOOLWATCH_METER_NAME)
       : createNoopMeter();
@@ -114,6 +117,7 @@ export class ToolwatchMetrics {
   }
 
   recordResult(result: ScorerResult, agent: string, rule: string): void {
+    if (!this._recording) return;
     this._evaluations.add(1, {
       [ATTR_GEN_AI_EVALUATION_NAME]: result.scorer,
       [ATTR_GEN_AI_EVALUATION_SCORE_LABEL]: result.label,
@@ -130,6 +134,7 @@ export class ToolwatchMetrics {
   }
 
   recordToolExecution(tool: string, status: ToolStatus, agent: string): void {
+    if (!this._recording) return;
     this._toolExecutions.add(1, {
       [ATTR_GEN_AI_TOOL_NAME]: tool,
       [ATTR_TOOLWATCH_TOOL_STATUS]: status,
@@ -138,6 +143,7 @@ export class ToolwatchMetrics {
   }
 
   recordMisuse(kind: MisuseKind, tool: string, agent: string, rule: string): void {
+    if (!this._recording) return;
     this._misuse.add(1, {
       [ATTR_TOOLWATCH_MISUSE_KIND]: kind,
       [ATTR_GEN_AI_TOOL_NAME]: tool,

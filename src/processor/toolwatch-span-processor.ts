@@ -651,11 +651,12 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     emission: Emission,
   ): Decoration | undefined {
     const stub = this._stubRun(state, span);
+    const rules = matchRules(stub, this._policy);
     let decoration: Decoration | undefined;
-    matchRules(stub, this._policy).forEach((rule, index) => {
-      const emitted = this._evaluateRule(stub, rule, span, emission, index === 0);
+    for (let index = 0; index < rules.length; index++) {
+      const emitted = this._evaluateRule(stub, rules[index]!, span, emission, index === 0);
       decoration ??= emitted;
-    });
+    }
     return decoration;
   }
 
