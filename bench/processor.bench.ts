@@ -464,7 +464,8 @@ export async function run(): Promise<BenchReport> {
       `Throughput: ${ROUNDS} pairs of rounds (baseline and toolwatch back to back, order alternating) of ${RUNS_PER_ROUND} runs (${RUNS_PER_ROUND * SPANS_PER_RUN} spans), each a fresh BasicTracerProvider + BatchSpanProcessor + counting no-op exporter; the loop yields every ${YIELD_EVERY_RUNS} runs. "ratio" is the median over pairs of toolwatch/baseline spans per CPU-second of this process (robust to other processes on a shared machine); the wall-clock ratios are shown beside it.`,
       'Scorers: trajectory (with live limits), tool_order, reliability. Every agent run is reconstructed and judged in onEnding.',
       '"tracking only" is the processor with a policy of no rule: what following agent traces costs. "NoopSpanProcessor in its place" is the floor: what any second span processor costs the SDK.',
-      'The isolated per-run steps are hot-loop figures; in the pipeline the same work costs more (allocation, GC, cache).',
+      'The isolated per-run steps are hot-loop figures; in the pipeline the same work costs about twice as much (fresh strings to hash and parse, cold span objects, the garbage collection of what a run allocates).',
+      'Run through tsx, whose esbuild transform keeps function names: every named function created inside another costs a name definition, so closures built per span or per run cost more here than in compiled output. src/ avoids them on the per-span and per-run paths.',
       'Memory: heapUsed sampled every 256 runs; growth is peak minus the heap at start (after gc when run with --expose-gc). The stuck traces are evicted by TTL or by maxTraces.',
     ],
   };
