@@ -412,13 +412,13 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
     if (run.children.length > 1) sortIfNeeded(run.children, byRunStart);
     for (const c of run.children) stack.push(c);
   }
-  const ownError = new Map<AgentRun, boolean>();
-  for (const st of states) ownError.set(st.run, st.ownError);
+  // Every run is reachable from the top level (handoffs never move a run under its own member),
+  // so each starts from its own spans' status; children come after their parent in `all`.
+  for (const st of states) st.run.hasErrorSpan = st.ownError;
   for (let k = all.length - 1; k >= 0; k--) {
     const run = all[k]!;
-    let err = ownError.get(run) === true;
-    for (const c of run.children) if (c.hasErrorSpan) err = true;
-    run.hasErrorSpan = err;
+    if (run.hasErrorSpan) continue;
+    for (const c of run.children) if (c.hasErrorSpan) run.hasErrorSpan = true;
   }
 
   return { traceId, runs: topLevel, problems };
