@@ -67,16 +67,18 @@ export function spanRole(name: string, attributes: Attributes): SpanRole {
     // Steps and chunks carry the model's tool calls (request-only calls among them): keep them.
     return SpanRole.LLM;
   }
+  // Names decide the rest; one character read rules most ordinary names out.
+  const first = name.charCodeAt(0);
   // Vercel AI SDK ≤ 6: recognised by name, which is known at start.
-  if (name.charCodeAt(0) === 97 /* a */ && name.startsWith('ai.')) {
+  if (first === 97 /* a */ && name.startsWith('ai.')) {
     if (name === SPAN_AI_TOOL_CALL || attributes[ATTR_AI_OPERATION_ID] === SPAN_AI_TOOL_CALL)
       return SpanRole.TOOL;
     if (name === 'ai.generateText' || name === 'ai.streamText') return SpanRole.AGENT;
     if (name.endsWith('.doGenerate') || name.endsWith('.doStream')) return SpanRole.LLM;
     return SpanRole.CHAIN;
   }
-  if (name.startsWith('execute_tool ')) return SpanRole.TOOL;
-  if (name.startsWith('invoke_agent ')) return SpanRole.AGENT;
+  if (first === 101 /* e */ && name.startsWith('execute_tool ')) return SpanRole.TOOL;
+  if (first === 105 /* i */ && name.startsWith('invoke_agent ')) return SpanRole.AGENT;
   return SpanRole.NONE;
 }
 
