@@ -1,3 +1,4 @@
+import { errorResult } from '../scorers/scorer-result.js';
 import type { AgentRun, JudgeFunction, Policy, Rule, Scorer, ScorerResult, Verdict } from '../types.js';
 import type { JudgeLimiter } from './judge-limiter.js';
 import { isSampled } from './sampling.js';
@@ -156,20 +157,6 @@ function runSync(scorer: Scorer, run: AgentRun, policy: Policy): ScorerResult {
   } catch (err) {
     return errorResult(scorer, err);
   }
-}
-
-function errorResult(scorer: Scorer, err: unknown): ScorerResult {
-  const message = err instanceof Error ? err.message : String(err);
-  return {
-    scorer: scorer.name,
-    kind: scorer.kind,
-    passed: false,
-    score: 0,
-    label: 'error',
-    reason: message,
-    digest: scorer.digest,
-    detail: { error: message },
-  };
 }
 
 function withEscalation(result: ScorerResult, reason: string): ScorerResult {

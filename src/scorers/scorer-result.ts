@@ -40,7 +40,7 @@ export function errorResult(scorer: ScorerIdentity, error: unknown): ScorerResul
     label: 'error',
     reason: message,
     digest: scorer.digest,
-    detail: {},
+    detail: { error: message },
   };
 }
 

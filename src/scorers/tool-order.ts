@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AgentRun, ScorerResult, SyncScorer } from '../types.js';
 import { configDigest } from '../util/digest.js';
+import { errorResult } from './scorer-result.js';
 import { listPreview } from './trajectory.js';
 
 /**
@@ -197,16 +198,7 @@ export function toolOrder(options: ToolOrderOptions): SyncScorer {
       try {
         return score(run);
       } catch (e) {
-        return {
-          scorer: name,
-          kind: TOOL_ORDER_KIND,
-          passed: false,
-          score: 0,
-          label: 'error',
-          reason: e instanceof Error ? e.message : String(e),
-          digest,
-          detail: {},
-        };
+        return errorResult({ name, kind: TOOL_ORDER_KIND, digest }, e);
       }
     },
   };

@@ -5,6 +5,7 @@ import { configDigest } from '../util/digest.js';
 import { pythonEquals } from '../util/python-equals.js';
 import { PyFloat } from '../util/python-json.js';
 import { checkRegexSafety, compileSafeRegex, type SafeRegex } from './safe-regex.js';
+import { errorResult } from './scorer-result.js';
 
 /**
  * `trajectory`: the eval-dataset trajectory evaluator of seed document 003 (semantics §2.4)
@@ -556,16 +557,7 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
       try {
         return evaluate(run, context);
       } catch (e) {
-        return {
-          scorer: name,
-          kind: TRAJECTORY_KIND,
-          passed: false,
-          score: 0,
-          label: 'error',
-          reason: e instanceof Error ? e.message : String(e),
-          digest,
-          detail: {},
-        };
+        return errorResult({ name, kind: TRAJECTORY_KIND, digest }, e);
       }
     },
   };
