@@ -235,7 +235,7 @@ export interface SyncScorer extends Scorer {
 // Policy (interfaces.md)
 
 export interface RedactOptions {
-  /** When true, explanations and judge prompts carry keys, not values. Default false. */
+  /** When true, explanations and judge prompts carry keys, not values. Default true. */
   values: boolean;
 }
 

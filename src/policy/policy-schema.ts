@@ -52,8 +52,8 @@ export const policySchema = z.strictObject({
       escalate_on: z.array(z.enum(['failure', 'error_span'])).default([]),
     })
     .default({ ...DEFAULT_JUDGE_BUDGET, escalate_on: [] }),
-  /** Default false: explanations and judge prompts may carry values. */
-  redact: z.strictObject({ values: z.boolean().default(false) }).default({ values: false }),
+  /** Default true (privacy first): explanations, reports and judge prompts carry tool names and argument keys, not values. */
+  redact: z.strictObject({ values: z.boolean().default(true) }).default({ values: true }),
   rules: z.array(ruleSchema).min(1, 'a policy needs at least one rule'),
   gates: gatesSchema.default({}),
 });

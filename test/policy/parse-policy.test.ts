@@ -21,7 +21,7 @@ describe('parsePolicy', () => {
     expect(policy.version).toBe(1);
     expect(policy.sampling).toEqual({ ratio: 1 });
     expect(policy.judge).toEqual({ maxPerMinute: 30, maxConcurrent: 2, escalateOn: [] });
-    expect(policy.redact).toEqual({ values: false });
+    expect(policy.redact).toEqual({ values: true });
     expect(policy.gates).toEqual({});
     expect(policy.rules[0]!.match).toEqual({ rootOnly: true });
     expect(policy.rules[0]!.scorers.map((s) => s.name)).toEqual(['tool_order']);

@@ -13,6 +13,8 @@ export const FORBIDDEN_TOOLS = ['celsiusToFahrenheit', 'flakyDb'] as const;
 export function livePolicy(): Policy {
   return parsePolicy({
     version: 1,
+    // Unredacted, so the test can compare each emitted explanation with its result's reason.
+    redact: { values: false },
     rules: [
       {
         name: 'root',
