@@ -237,6 +237,13 @@ export interface SyncScorer extends Scorer {
 export interface RedactOptions {
   /** When true, explanations and judge prompts carry keys, not values. Default true. */
   values: boolean;
+  /**
+   * A last pass over every text sent to a judge (system and user prompt, retries included),
+   * e.g. to mask e-mail addresses in the user's request. Code only: policy files cannot hold
+   * functions; set it with `definePolicy({ redact: { prompt } })` or on a loaded policy's
+   * `redact`. If it throws, the judge is not called and the result is `error`. Default: none.
+   */
+  prompt?: (text: string) => string;
 }
 
 export interface RuleMatch {

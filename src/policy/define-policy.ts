@@ -27,8 +27,8 @@ export interface PolicyDefinition {
   sampling?: { ratio: number };
   /** Defaults: 30 calls per minute, 2 at a time, no escalation. */
   judge?: { maxPerMinute?: number; maxConcurrent?: number; escalateOn?: Array<'failure' | 'error_span'> };
-  /** Default `{ values: false }`. */
-  redact?: { values?: boolean };
+  /** Default `{ values: true }`; `prompt` is a last pass over every text sent to a judge. */
+  redact?: { values?: boolean; prompt?: (text: string) => string };
   rules: RuleDefinition[];
   /** Default none. */
   gates?: Record<string, Gate>;
@@ -57,7 +57,7 @@ export function definePolicy(definition: PolicyDefinition): Policy {
           },
         }
       : {}),
-    ...(definition.redact ? { redact: definition.redact } : {}),
+    ...(definition.redact?.values !== undefined ? { redact: { values: definition.redact.values } } : {}),
     rules: (definition.rules ?? []).map((rule) => ({
       name: rule.name,
       match: {
@@ -102,7 +102,10 @@ export function definePolicy(definition: PolicyDefinition): Policy {
     problems.push(...duplicateScorerNames(placed, i));
   });
   if (problems.length > 0 || !parsed.success) throw new PolicyError(problems);
-  return assemble(parsed.data, built);
+  const policy = assemble(parsed.data, built);
+  // A function cannot be part of the file form (nor of the digest): attached after checking.
+  if (definition.redact?.prompt) policy.redact = { ...policy.redact, prompt: definition.redact.prompt };
+  return policy;
 }
 
 export function isScorer(value: unknown): value is Scorer {

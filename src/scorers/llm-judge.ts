@@ -217,11 +217,14 @@ export function llmJudge(options: LlmJudgeOptions): Scorer {
     const request = renderTemplate(template, input);
     let raw: string | undefined;
     let problem = '';
+    const scrub = redact.prompt;
     for (let attempt = 1; attempt <= 2; attempt++) {
       const text = attempt === 1 ? request : request + retryNote(problem);
       try {
+        const sentSystem = scrub ? scrub(system) : system;
+        const sentPrompt = scrub ? scrub(text) : text;
         raw = await withTimeout(
-          (signal) => call({ system, prompt: text, temperature: 0, signal }),
+          (signal) => call({ system: sentSystem, prompt: sentPrompt, temperature: 0, signal }),
           timeoutMs,
           context.signal,
         );

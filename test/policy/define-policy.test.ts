@@ -8,6 +8,17 @@ import { toolCalls } from '../../src/scorers/tool-calls.js';
 import { toolOrder } from '../../src/scorers/tool-order.js';
 
 describe('definePolicy', () => {
+  it('keeps a redact.prompt hook on the policy without changing its digest', () => {
+    const rules = [{ name: 'r', scorers: [toolOrder({ expectedTool: 'a' })] }];
+    const mask = (text: string) => text.replaceAll('@', ' at ');
+    const hooked = definePolicy({ redact: { values: false, prompt: mask }, rules });
+    const plain = definePolicy({ redact: { values: false }, rules });
+    expect(hooked.redact.prompt).toBe(mask);
+    expect(hooked.redact.values).toBe(false);
+    expect(hooked.digest).toBe(plain.digest);
+    expect(definePolicy({ rules }).redact).toEqual({ values: true });
+  });
+
   it('builds the same policy (and digest) as the equivalent file', async () => {
     const coded = definePolicy({
       judge: { escalateOn: ['failure'] },

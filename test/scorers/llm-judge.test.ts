@@ -317,6 +317,37 @@ describe('llmJudge redaction', () => {
     );
   });
 
+  it('passes every text sent, retries included, through the redact.prompt hook', async () => {
+    const { judge, requests } = scripted(['not json', goodAppropriateness]);
+    const mask = (text: string) =>
+      text.replaceAll('TOP-SECRET-777', '[masked]').replaceAll('evaluator', 'EVAL');
+    const r = await llmJudge({ prompt: 'tool_appropriateness', judge }).score(makeRun(twoCalls), {
+      redact: { values: false, prompt: mask },
+    });
+    expect(r.label).toBe('pass');
+    expect(requests).toHaveLength(2);
+    for (const sent of requests) {
+      expect(sent.prompt).not.toContain('TOP-SECRET-777');
+      expect(sent.prompt).toContain('[masked]');
+      expect(sent.system).not.toContain('evaluator');
+    }
+  });
+
+  it('does not call the judge when the redact.prompt hook throws', async () => {
+    const { judge, requests } = scripted([goodAppropriateness]);
+    const r = await llmJudge({ prompt: 'tool_appropriateness', judge }).score(makeRun(twoCalls), {
+      redact: {
+        values: true,
+        prompt: () => {
+          throw new Error('scrubber down');
+        },
+      },
+    });
+    expect(requests).toHaveLength(0);
+    expect(r.label).toBe('error');
+    expect(r.reason).toContain('scrubber down');
+  });
+
   it('sends values when redaction is off', async () => {
     const { judge, requests } = scripted([goodAppropriateness]);
     await llmJudge({ prompt: 'tool_appropriateness', judge }).score(makeRun(twoCalls));
