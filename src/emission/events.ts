@@ -22,25 +22,36 @@ export interface EventSink {
  */
 export function evaluationExplanation(result: ScorerResult, redact?: RedactOptions): string {
   if (!redact?.values) return result.reason ?? '';
-  const parts: string[] = [result.label];
-  const detail = result.detail ?? {};
+  // Built by concatenation: this runs for every result of every judged run.
+  let text: string = result.label;
+  const detail = result.detail;
+  if (detail === undefined || detail === null) return text;
   const errors = detail.errors;
   if (Array.isArray(errors)) {
     for (const error of errors) {
       if (error === null || typeof error !== 'object') continue;
       const { code, tool, field } = error as { code?: unknown; tool?: unknown; field?: unknown };
       if (typeof code !== 'string') continue;
-      const where = [tool, field].filter((part) => typeof part === 'string').join('.');
-      parts.push(where ? `${code}(${where})` : code);
+      let where = typeof tool === 'string' ? tool : '';
+      if (typeof field === 'string') where = typeof tool === 'string' ? `${where}.${field}` : field;
+      text += where ? `; ${code}(${where})` : `; ${code}`;
     }
   }
-  for (const key of ['missing_tool_calls', 'additional_tool_calls'] as const) {
-    const names = detail[key];
-    if (Array.isArray(names) && names.length > 0) {
-      parts.push(`${key}: ${names.filter((name) => typeof name === 'string').join(', ')}`);
-    }
+  text = appendNames(text, 'missing_tool_calls', detail.missing_tool_calls);
+  return appendNames(text, 'additional_tool_calls', detail.additional_tool_calls);
+}
+
+/** `; key: a, b` for the string names of a non-empty list; the text unchanged otherwise. */
+function appendNames(text: string, key: string, names: unknown): string {
+  if (!Array.isArray(names) || names.length === 0) return text;
+  let list = '';
+  let first = true;
+  for (const name of names) {
+    if (typeof name !== 'string') continue;
+    list = first ? name : `${list}, ${name}`;
+    first = false;
   }
-  return parts.join('; ');
+  return `${text}; ${key}: ${list}`;
 }
 
 /** Attributes of one `gen_ai.evaluation.result` event (interfaces.md). */
