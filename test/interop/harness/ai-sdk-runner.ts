@@ -1,18 +1,8 @@
 import type { Tracer } from '@opentelemetry/api';
 import { buildGroundTruth } from './build-ground-truth.js';
 import { createCapture, settle } from './capture.js';
-import {
-  HISTORY_PROMPTS,
-  history,
-  invalidInput,
-  multiStep,
-  parallelCalls,
-  subagentAsTool,
-  toolError,
-  unknownTool,
-  WEATHER_AGENT,
-} from './scenario-scripts.js';
-import { isCallTurn, Script, type ScriptedTurn } from './script.js';
+import { HISTORY_PROMPTS, scriptFor, WEATHER_AGENT } from './scenario-scripts.js';
+import { isCallTurn, type Script, type ScriptedTurn } from './script.js';
 import { celsiusToFahrenheit, flakyDb, getWeather } from './tool-bodies.js';
 import { ToolRecorder } from './tool-recorder.js';
 import type { ScenarioName, ScenarioOptions, ScenarioResult } from './types.js';
@@ -112,28 +102,6 @@ function weatherTools(sdk: AiSdkFlavour, recorder: ToolRecorder, agent: string) 
   };
 }
 
-function scriptFor(sdk: AiSdkFlavour, scenario: ScenarioName): Script {
-  switch (scenario) {
-    case 'multi_step':
-    case 'stream_multi_step':
-      return new Script(multiStep());
-    case 'tool_error':
-      return new Script(toolError());
-    case 'parallel_calls':
-      return new Script(parallelCalls());
-    case 'subagent_as_tool':
-      return new Script(subagentAsTool({ name: 'askResearcher', args: { question: 'Weather in Tokyo?' } }));
-    case 'unknown_tool':
-      return new Script(unknownTool());
-    case 'invalid_input':
-      return new Script(invalidInput());
-    case 'history':
-      return new Script(history());
-    default:
-      throw new Error(`${sdk.framework} has no scenario ${scenario}`);
-  }
-}
-
 /** Runs one scenario with the given AI SDK major (`generateText` / `streamText` / `ToolLoopAgent`) and a mock model. */
 export async function runAiSdkFlavour(
   sdk: AiSdkFlavour,
@@ -144,7 +112,10 @@ export async function runAiSdkFlavour(
   const { z } = sdk;
   const capture = createCapture(options.spanProcessors);
   const tracer = capture.provider.getTracer(`${sdk.framework}-interop`);
-  const script = scriptFor(sdk, scenario);
+  const script = scriptFor(sdk.framework, scenario, {
+    name: 'askResearcher',
+    args: { question: 'Weather in Tokyo?' },
+  });
   const recorder = new ToolRecorder();
   const telemetry = (functionId: string) => sdk.telemetry(tracer, functionId, scenario);
 

@@ -8,18 +8,8 @@ import { createAgent } from 'langchain';
 import { z } from 'zod';
 import { buildGroundTruth } from './build-ground-truth.js';
 import { createCapture, settle } from './capture.js';
-import {
-  HISTORY_PROMPTS,
-  history,
-  invalidInput,
-  multiStep,
-  parallelCalls,
-  subagentAsTool,
-  toolError,
-  unknownTool,
-  WEATHER_AGENT,
-} from './scenario-scripts.js';
-import { isCallTurn, Script, type ScriptedTurn } from './script.js';
+import { HISTORY_PROMPTS, scriptFor, WEATHER_AGENT } from './scenario-scripts.js';
+import { isCallTurn, type Script, type ScriptedTurn } from './script.js';
 import { celsiusToFahrenheit, flakyDb, getWeather } from './tool-bodies.js';
 import { ToolRecorder } from './tool-recorder.js';
 import type { ScenarioName, ScenarioOptions, ScenarioResult } from './types.js';
@@ -88,28 +78,6 @@ function traceTo(provider: BasicTracerProvider): void {
   }
 }
 
-function scriptFor(scenario: ScenarioName): Script {
-  switch (scenario) {
-    case 'multi_step':
-    case 'stream_multi_step':
-      return new Script(multiStep());
-    case 'tool_error':
-      return new Script(toolError());
-    case 'parallel_calls':
-      return new Script(parallelCalls());
-    case 'subagent_as_tool':
-      return new Script(subagentAsTool({ name: 'askResearcher', args: { question: 'Weather in Tokyo?' } }));
-    case 'unknown_tool':
-      return new Script(unknownTool());
-    case 'invalid_input':
-      return new Script(invalidInput());
-    case 'history':
-      return new Script(history());
-    default:
-      throw new Error(`langchain has no scenario ${scenario}`);
-  }
-}
-
 /** Runs one scenario with LangChain 1 `createAgent` (LangGraph) and the OpenInference callback tracer. */
 export async function runLangChainScenario(
   scenario: ScenarioName,
@@ -117,7 +85,10 @@ export async function runLangChainScenario(
 ): Promise<ScenarioResult> {
   const capture = createCapture(options.spanProcessors);
   traceTo(capture.provider);
-  const script = scriptFor(scenario);
+  const script = scriptFor('langchain', scenario, {
+    name: 'askResearcher',
+    args: { question: 'Weather in Tokyo?' },
+  });
   const recorder = new ToolRecorder();
 
   let agent: ReturnType<typeof createAgent>;

@@ -8,18 +8,8 @@ import type { ReadableSpan, SpanExporter, SpanProcessor } from '@opentelemetry/s
 import { z } from 'zod';
 import { buildGroundTruth } from './build-ground-truth.js';
 import { settle } from './capture.js';
-import {
-  HISTORY_PROMPTS,
-  history,
-  invalidInput,
-  multiStep,
-  parallelCalls,
-  subagentAsTool,
-  toolError,
-  unknownTool,
-  WEATHER_AGENT,
-} from './scenario-scripts.js';
-import { isCallTurn, Script, type ScriptedTurn } from './script.js';
+import { HISTORY_PROMPTS, scriptFor, WEATHER_AGENT } from './scenario-scripts.js';
+import { isCallTurn, type Script, type ScriptedTurn } from './script.js';
 import { celsiusToFahrenheit, flakyDb, getWeather } from './tool-bodies.js';
 import { ToolRecorder } from './tool-recorder.js';
 import type { ScenarioName, ScenarioOptions, ScenarioResult } from './types.js';
@@ -185,28 +175,6 @@ function getSetup(): { mastra: Mastra; exporter: OtelExporter } {
   return setup;
 }
 
-function scriptFor(scenario: ScenarioName): Script {
-  switch (scenario) {
-    case 'multi_step':
-    case 'stream_multi_step':
-      return new Script(multiStep());
-    case 'tool_error':
-      return new Script(toolError());
-    case 'parallel_calls':
-      return new Script(parallelCalls());
-    case 'subagent_as_tool':
-      return new Script(subagentAsTool({ name: 'agent-researcher', args: { prompt: 'Weather in Tokyo?' } }));
-    case 'unknown_tool':
-      return new Script(unknownTool());
-    case 'invalid_input':
-      return new Script(invalidInput());
-    case 'history':
-      return new Script(history());
-    default:
-      throw new Error(`mastra has no scenario ${scenario}`);
-  }
-}
-
 /**
  * history: run the first turn, forget it, then send its messages with a second prompt. Returns
  * the trace id of the second run, the only one the scenario keeps.
@@ -245,7 +213,10 @@ export async function runMastraScenario(
   options: ScenarioOptions = {},
 ): Promise<ScenarioResult> {
   const { mastra, exporter } = getSetup();
-  const script = scriptFor(scenario);
+  const script = scriptFor('mastra', scenario, {
+    name: 'agent-researcher',
+    args: { prompt: 'Weather in Tokyo?' },
+  });
   const recorder = new ToolRecorder();
   const collected: ReadableSpan[] = [];
   current.script = script;

@@ -20,18 +20,8 @@ import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { z } from 'zod';
 import { buildGroundTruth } from './build-ground-truth.js';
 import { createCapture, settle } from './capture.js';
-import {
-  HISTORY_PROMPTS,
-  handoff as handoffScript,
-  history,
-  invalidInput,
-  multiStep,
-  parallelCalls,
-  subagentAsTool,
-  toolError,
-  unknownTool,
-} from './scenario-scripts.js';
-import { isCallTurn, Script, type ScriptedTurn } from './script.js';
+import { HISTORY_PROMPTS, scriptFor } from './scenario-scripts.js';
+import { isCallTurn, type Script, type ScriptedTurn } from './script.js';
 import { celsiusToFahrenheit, flakyDb, getWeather } from './tool-bodies.js';
 import { ToolRecorder } from './tool-recorder.js';
 import type { ScenarioName, ScenarioOptions, ScenarioResult } from './types.js';
@@ -225,30 +215,6 @@ function bridgeTo(provider: BasicTracerProvider): void {
   setTracingDisabled(false);
 }
 
-function scriptFor(scenario: ScenarioName): Script {
-  switch (scenario) {
-    case 'multi_step':
-    case 'stream_multi_step':
-      return new Script(multiStep());
-    case 'tool_error':
-      return new Script(toolError());
-    case 'parallel_calls':
-      return new Script(parallelCalls());
-    case 'subagent_as_tool':
-      return new Script(subagentAsTool({ name: 'ask_researcher', args: { input: 'Weather in Tokyo?' } }));
-    case 'unknown_tool':
-      return new Script(unknownTool());
-    case 'handoff':
-      return new Script(handoffScript());
-    case 'invalid_input':
-      return new Script(invalidInput());
-    case 'history':
-      return new Script(history());
-    default:
-      throw new Error(`openai-agents has no scenario ${scenario}`);
-  }
-}
-
 /** Runs one scenario with the OpenAI Agents SDK 0.14 and the OpenInference bridge. */
 export async function runOpenAiAgentsScenario(
   scenario: ScenarioName,
@@ -256,7 +222,10 @@ export async function runOpenAiAgentsScenario(
 ): Promise<ScenarioResult> {
   const capture = createCapture(options.spanProcessors);
   bridgeTo(capture.provider);
-  const script = scriptFor(scenario);
+  const script = scriptFor('openai-agents', scenario, {
+    name: 'ask_researcher',
+    args: { input: 'Weather in Tokyo?' },
+  });
   const recorder = new ToolRecorder();
   const runner = new Runner({ tracingDisabled: false, traceIncludeSensitiveData: true });
   const agentFor = (name: string, extra: Partial<ConstructorParameters<typeof Agent>[0]> = {}) =>

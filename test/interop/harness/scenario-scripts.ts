@@ -1,4 +1,5 @@
-import type { AgentScript, ScriptedCall } from './script.js';
+import { type AgentScript, Script, type ScriptedCall } from './script.js';
+import type { ScenarioName } from './types.js';
 
 /**
  * The scripted conversations, shared by every framework. Agent names are the ones the
@@ -138,4 +139,36 @@ export function history(agent = WEATHER_AGENT): AgentScript[] {
       ],
     },
   ];
+}
+
+/**
+ * The script of a scenario. Frameworks differ only in how a sub-agent is offered to the model
+ * as a tool (`delegate`: its tool name and arguments).
+ */
+export function scriptFor(
+  framework: string,
+  scenario: ScenarioName,
+  delegate: Omit<ScriptedCall, 'id'>,
+): Script {
+  switch (scenario) {
+    case 'multi_step':
+    case 'stream_multi_step':
+      return new Script(multiStep());
+    case 'tool_error':
+      return new Script(toolError());
+    case 'parallel_calls':
+      return new Script(parallelCalls());
+    case 'subagent_as_tool':
+      return new Script(subagentAsTool(delegate));
+    case 'unknown_tool':
+      return new Script(unknownTool());
+    case 'invalid_input':
+      return new Script(invalidInput());
+    case 'history':
+      return new Script(history());
+    case 'handoff':
+      return new Script(handoff());
+    default:
+      throw new Error(`${framework} has no scenario ${scenario}`);
+  }
 }
