@@ -626,6 +626,16 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     const rules = matchRules(run, this._policy);
     if (rules.length === 0) return undefined;
     this._countExecutions(state, run);
+    return this._evaluateRules(run, rules, span, emission);
+  }
+
+  /** Each matching rule's verdict; the first goes on the run span, the others on evaluate spans. */
+  private _evaluateRules(
+    run: AgentRun,
+    rules: Rule[],
+    span: ReadableSpan,
+    emission: Emission,
+  ): Decoration | undefined {
     let decoration: Decoration | undefined;
     for (let index = 0; index < rules.length; index++) {
       const emitted = this._evaluateRule(run, rules[index]!, span, emission, index === 0);
@@ -651,13 +661,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     emission: Emission,
   ): Decoration | undefined {
     const stub = this._stubRun(state, span);
-    const rules = matchRules(stub, this._policy);
-    let decoration: Decoration | undefined;
-    for (let index = 0; index < rules.length; index++) {
-      const emitted = this._evaluateRule(stub, rules[index]!, span, emission, index === 0);
-      decoration ??= emitted;
-    }
-    return decoration;
+    return this._evaluateRules(stub, matchRules(stub, this._policy), span, emission);
   }
 
   /** The fields of a run that rule matching and skipped records read, from the agent span alone. */
