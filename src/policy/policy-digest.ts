@@ -1,4 +1,4 @@
-import type { Gate, JudgeBudget, RedactOptions, Rule } from '../types.js';
+import type { Policy } from '../types.js';
 import { configDigest } from '../util/digest.js';
 
 /**
@@ -6,14 +6,7 @@ import { configDigest } from '../util/digest.js';
  * canonical config plus name and sampling. Two files that mean the same policy (YAML or
  * JSON, keys in any order, defaults written out or not) get the same digest.
  */
-export function policyDigest(policy: {
-  version: 1;
-  sampling: { ratio: number };
-  judge: JudgeBudget;
-  redact: RedactOptions;
-  rules: Rule[];
-  gates: Record<string, Gate>;
-}): string {
+export function policyDigest(policy: Omit<Policy, 'digest'>): string {
   return configDigest({
     version: policy.version,
     sampling: { ratio: policy.sampling.ratio },
