@@ -9,7 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { spansFromOtlpJson } from '../../src/conventions/from-otlp-json.js';
 import { reconstructTraces } from '../../src/reconstruction/reconstruct-trace.js';
 import { toolOrder } from '../../src/scorers/tool-order.js';
-import type { AgentRun, ToolExecution, ToolStatus } from '../../src/types.js';
+import type { AgentRun, ToolStatus } from '../../src/types.js';
+import { inMemoryRun } from '../helpers/in-memory-run.js';
 import { TraceBuilder } from '../helpers/trace-builder.js';
 
 interface CallSpec {
@@ -30,36 +31,10 @@ const EXPECTED_NAMES = ['a', 'b', 'c', 'd', 'x'];
 const STATUSES: ToolStatus[] = ['ok', 'error', 'refused', 'paused'];
 
 function fakeRun(calls: CallSpec[]): AgentRun {
-  const run = {
-    agent: 'agent',
-    traceId: '0'.repeat(32),
-    spanId: 'run',
-    implicit: false,
-    children: [],
-    executions: [],
-    requests: [],
-    calls: [] as ToolExecution[],
-    history: [],
-    start: 0,
-    status: 0,
-    attributes: {},
-    hasErrorSpan: false,
-  } as AgentRun;
-  run.calls = calls.map(
-    (c, i): ToolExecution => ({
-      name: c.name,
-      ...(c.callId !== undefined ? { callId: c.callId } : {}),
-      argsSource: 'none',
-      status: c.status,
-      fromHistory: false,
-      requestOnly: c.status === 'refused' || c.status === 'paused',
-      spanId: `span-${i}`,
-      start: i,
-      run,
-      convention: 'gen_ai',
-    }),
+  // Paused calls are requests the model made that never ran: Mastra sees them as `call`.
+  return inMemoryRun(
+    calls.map((c) => ({ ...c, requestOnly: c.status === 'refused' || c.status === 'paused' })),
   );
-  return run;
 }
 
 /** The state Mastra gives such a call (mastra.md §4.4). */

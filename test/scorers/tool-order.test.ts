@@ -8,8 +8,9 @@ import {
   toolOrderConfigSchema,
   toolOrderFromConfig,
 } from '../../src/scorers/tool-order.js';
-import type { AgentRun, HistoryCall, ToolExecution, ToolStatus } from '../../src/types.js';
+import type { AgentRun, HistoryCall, ToolStatus } from '../../src/types.js';
 import { configDigest } from '../../src/util/digest.js';
+import { inMemoryRun } from '../helpers/in-memory-run.js';
 import { TraceBuilder } from '../helpers/trace-builder.js';
 
 type CallState = 'result' | 'call' | 'output-error';
@@ -348,34 +349,10 @@ describe('tool_order: config', () => {
 // Properties on in-memory runs (fast; the trace path is covered above).
 
 function fakeRun(names: Array<[string, ToolStatus]>, history: string[] = []): AgentRun {
-  const run = {
-    agent: 'a',
-    traceId: 't',
-    spanId: 'r',
-    implicit: false,
-    children: [],
-    executions: [],
-    requests: [],
-    calls: [] as ToolExecution[],
-    history: history.map((name, i): HistoryCall => ({ name, spanId: `h${i}`, reason: 'input_messages' })),
-    start: 0,
-    status: 0,
-    attributes: {},
-    hasErrorSpan: false,
-  } as AgentRun;
-  run.calls = names.map(([name, status], i) => ({
-    name,
-    callId: `c${i}`,
-    argsSource: 'none',
-    status,
-    fromHistory: false,
-    requestOnly: status === 'refused',
-    spanId: `s${i}`,
-    start: i,
-    run,
-    convention: 'gen_ai',
-  }));
-  return run;
+  return inMemoryRun(
+    names.map(([name, status], i) => ({ name, status, callId: `c${i}` })),
+    history.map((name, i): HistoryCall => ({ name, spanId: `h${i}`, reason: 'input_messages' })),
+  );
 }
 
 const nameArb = fc.constantFrom('a', 'b', 'c', 'd');

@@ -17,6 +17,7 @@ import {
 import type { AgentRun, HistoryCall, ToolExecution, ToolStatus } from '../../src/types.js';
 import { configDigest } from '../../src/util/digest.js';
 import { PyFloat } from '../../src/util/python-json.js';
+import { inMemoryRun } from '../helpers/in-memory-run.js';
 import { type SpanNode, type ToolSpanStatus, TraceBuilder } from '../helpers/trace-builder.js';
 
 interface Step {
@@ -692,35 +693,10 @@ describe('roundHalfEven (Python round)', () => {
 // Properties on in-memory runs.
 
 function fakeRun(calls: Array<[string, ToolStatus, number]>, history: string[] = []): AgentRun {
-  const run = {
-    agent: 'a',
-    traceId: 't',
-    spanId: 'r',
-    implicit: false,
-    children: [],
-    executions: [],
-    requests: [],
-    calls: [] as ToolExecution[],
-    history: history.map((name, i): HistoryCall => ({ name, spanId: `h${i}`, reason: 'flag' })),
-    start: 0,
-    status: 0,
-    attributes: {},
-    hasErrorSpan: false,
-  } as AgentRun;
-  run.calls = calls.map(([name, status, v], i) => ({
-    name,
-    callId: `c${i}`,
-    args: { v },
-    argsSource: 'span',
-    status,
-    fromHistory: false,
-    requestOnly: status === 'refused',
-    spanId: `s${i}`,
-    start: i,
-    run,
-    convention: 'gen_ai',
-  }));
-  return run;
+  return inMemoryRun(
+    calls.map(([name, status, v], i) => ({ name, status, callId: `c${i}`, args: { v } })),
+    history.map((name, i): HistoryCall => ({ name, spanId: `h${i}`, reason: 'flag' })),
+  );
 }
 
 const nameArb = fc.constantFrom('a', 'b', 'c', 'd', 'e');
