@@ -35,7 +35,7 @@ import { z } from 'zod';
 import {
   evaluateTraces,
   fromReadableSpan,
-  parsePolicy,
+  loadPolicy,
   ToolwatchSpanProcessor,
   type Verdict,
 } from '../src/index.js';
@@ -94,24 +94,7 @@ function scriptedModel(turns: Array<Call[] | string>) {
   };
 }
 
-const policy = parsePolicy({
-  version: 1,
-  rules: [
-    {
-      name: 'support',
-      match: { agent: 'support_agent' },
-      scorers: [
-        { kind: 'reliability', expected_tool_calls: ['lookup_account'], allow_additional_tool_calls: true },
-        {
-          kind: 'trajectory',
-          expected_tools: ['lookup_account'],
-          forbidden_tools: ['delete_account'],
-          risk: 'critical',
-        },
-      ],
-    },
-  ],
-});
+const policy = await loadPolicy(new URL('./policies/support.yaml', import.meta.url).pathname);
 
 // The real destination would be an OTLP exporter; the in-memory one lets the example show
 // what it receives.

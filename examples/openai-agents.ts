@@ -22,7 +22,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { z } from 'zod';
-import { parsePolicy, ToolwatchSpanProcessor } from '../src/index.js';
+import { loadPolicy, ToolwatchSpanProcessor } from '../src/index.js';
 
 /** Plays one scripted turn per model call: tool calls, then a final message. */
 class ScriptedModel implements Model {
@@ -61,24 +61,7 @@ class ScriptedModel implements Model {
   }
 }
 
-const policy = parsePolicy({
-  version: 1,
-  rules: [
-    {
-      name: 'support',
-      match: { agent: 'support_agent' },
-      scorers: [
-        { kind: 'reliability', expected_tool_calls: ['lookup_account'], allow_additional_tool_calls: true },
-        {
-          kind: 'trajectory',
-          expected_tools: ['lookup_account'],
-          forbidden_tools: ['delete_account'],
-          risk: 'critical',
-        },
-      ],
-    },
-  ],
-});
+const policy = await loadPolicy(new URL('./policies/support.yaml', import.meta.url).pathname);
 
 const exporter = new InMemorySpanExporter();
 const toolwatch = new ToolwatchSpanProcessor({

@@ -3,70 +3,28 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Framework, ScenarioName, ScenarioOptions, ScenarioResult } from './types.js';
 
+/** The scenarios every framework runs, in recording order. */
+const COMMON: readonly ScenarioName[] = [
+  'multi_step',
+  'tool_error',
+  'parallel_calls',
+  'subagent_as_tool',
+  'stream_multi_step',
+  'unknown_tool',
+  'invalid_input',
+  'history',
+];
+
 /** Scenarios each framework supports, in recording order. */
 export const SCENARIOS: Record<Framework, readonly ScenarioName[]> = {
-  'ai-sdk': [
-    'multi_step',
-    'tool_error',
-    'parallel_calls',
-    'subagent_as_tool',
-    'stream_multi_step',
-    'unknown_tool',
-    'invalid_input',
-    'history',
-  ],
-  mastra: [
-    'multi_step',
-    'tool_error',
-    'parallel_calls',
-    'subagent_as_tool',
-    'stream_multi_step',
-    'unknown_tool',
-    'invalid_input',
-    'history',
-  ],
-  'openai-agents': [
-    'multi_step',
-    'tool_error',
-    'parallel_calls',
-    'subagent_as_tool',
-    'stream_multi_step',
-    'unknown_tool',
-    'handoff',
-    'invalid_input',
-    'history',
-  ],
-  langchain: [
-    'multi_step',
-    'tool_error',
-    'parallel_calls',
-    'subagent_as_tool',
-    'stream_multi_step',
-    'unknown_tool',
-    'invalid_input',
-    'history',
-  ],
+  'ai-sdk': COMMON,
+  mastra: COMMON,
+  // Only the OpenAI Agents SDK has handoffs (a sibling agent span naming its source).
+  'openai-agents': [...COMMON.slice(0, 6), 'handoff', ...COMMON.slice(6)],
+  langchain: COMMON,
   // AI SDK 7 and Mastra 1 live in test/interop/next (their own install); see NEXT_INSTALLED.
-  'ai-sdk-v7': [
-    'multi_step',
-    'tool_error',
-    'parallel_calls',
-    'subagent_as_tool',
-    'stream_multi_step',
-    'unknown_tool',
-    'invalid_input',
-    'history',
-  ],
-  'mastra-v1': [
-    'multi_step',
-    'tool_error',
-    'parallel_calls',
-    'subagent_as_tool',
-    'stream_multi_step',
-    'unknown_tool',
-    'invalid_input',
-    'history',
-  ],
+  'ai-sdk-v7': COMMON,
+  'mastra-v1': COMMON,
 };
 
 /** True when test/interop/next has been installed (`npm ci --prefix test/interop/next`). */
