@@ -3,7 +3,7 @@
  * record.py with a scripted model) decoded and reconstructed, checked against what agno
  * itself reported (RunOutput / TeamRunOutput) and what the tool functions logged.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -14,6 +14,11 @@ import { toolCalls } from '../../../src/scorers/tool-calls.js';
 import type { AgentRun, ReconstructedTrace, SpanLike, ToolExecution } from '../../../src/types.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '../../fixtures/agno');
+/** Every recorded scenario: a new recording is tested without editing this file. */
+const SCENARIOS = readdirSync(FIXTURES)
+  .filter((f) => f.endsWith('.otlp.json'))
+  .map((f) => f.slice(0, -'.otlp.json'.length))
+  .sort();
 
 interface TruthTool {
   tool_call_id: string;
@@ -136,23 +141,7 @@ function truthView(t: TruthTool) {
 }
 
 describe('agno fixtures decode', () => {
-  const scenarios = [
-    'team_depth3',
-    'team_depth3_async',
-    'team_then_agent',
-    'history',
-    'tool_error',
-    'paused',
-    'paused_continued',
-    'multi_step',
-    'paused_rejected',
-    'tool_call_limit',
-    'unknown_tool',
-    'invalid_args',
-    'multi_step_stream',
-    'masked',
-  ];
-  for (const scenario of scenarios) {
+  for (const scenario of SCENARIOS) {
     it(`${scenario}: every span decodes with its ids, kind and status`, () => {
       const { otlp, spans } = load(scenario);
       expect(spans).toHaveLength(rawSpanCount(otlp));
@@ -636,23 +625,6 @@ describe('masked: TraceConfig(hide_inputs, hide_outputs)', () => {
 // Differential: agno 3.1.10's own ReliabilityEval and ToolCallScorer ran on the RunOutput of
 // each recorded run (record.py, agno_evals); toolwatch's scorers run on the reconstructed run.
 
-const SCENARIOS_WITH_EVALS = [
-  'team_depth3',
-  'team_depth3_async',
-  'team_then_agent',
-  'history',
-  'tool_error',
-  'paused',
-  'paused_continued',
-  'multi_step',
-  'paused_rejected',
-  'tool_call_limit',
-  'unknown_tool',
-  'invalid_args',
-  'multi_step_stream',
-  'masked',
-];
-
 /**
  * Verdicts known to differ, keyed `scenario#run#eval-index`, each with the reason. They run
  * as `it.fails`, so a fix shows up as a failing test here.
@@ -681,7 +653,7 @@ const KNOWN_DIFFERENCES: Record<string, string> = {
 };
 
 describe('agno ReliabilityEval / ToolCallScorer vs toolwatch on the same runs', () => {
-  for (const scenario of SCENARIOS_WITH_EVALS) {
+  for (const scenario of SCENARIOS) {
     const { traces, truth } = load(scenario);
     truth.runs.forEach((runTruth, runIndex) => {
       (runTruth.agno_evals ?? []).forEach((ev, evalIndex) => {
