@@ -9,6 +9,7 @@
  */
 import { reconstructTrace } from '../src/reconstruction/reconstruct-trace.js';
 import type { SpanLike } from '../src/types.js';
+import { encloseChildren, SpanFactory } from '../test/helpers/span-like.js';
 import type { BenchReport } from './run.js';
 
 const ROUNDS = 7;
@@ -17,29 +18,16 @@ const LARGE_SPANS = 100_000;
 /** `turns` model turns of two tool calls each; every 10th turn delegates to a member run. */
 function buildTrace(turns: number, traceId: string): SpanLike[] {
   const out = { spans: [] as SpanLike[] };
-  let id = 1;
-  let clock = 1_764_000_000_000;
+  const factory = new SpanFactory(traceId);
   const make = (
     name: string,
     parent: SpanLike | undefined,
     attributes: Record<string, unknown>,
     kind = 0,
-  ): SpanLike => {
-    const s: SpanLike = {
-      traceId,
-      spanId: (id++).toString(16).padStart(16, '0'),
-      name,
-      kind,
-      startTime: clock,
-      endTime: clock + 1,
-      status: { code: 0 },
-      attributes,
-      events: [],
-    };
-    clock += 2;
-    if (parent) s.parentSpanId = parent.spanId;
-    out.spans.push(s);
-    return s;
+  ) => {
+    const span = factory.make(name, attributes, { kind, ...(parent ? { parent } : {}) });
+    out.spans.push(span);
+    return span;
   };
   const agent = (name: string, parent?: SpanLike) =>
     make(`invoke_agent ${name}`, parent, {
@@ -127,14 +115,7 @@ function buildTrace(turns: number, traceId: string): SpanLike[] {
     },
     2,
   );
-  // Parents enclose their children.
-  const byId = new Map(out.spans.map((s) => [s.spanId, s]));
-  for (let i = out.spans.length - 1; i >= 0; i--) {
-    const s = out.spans[i]!;
-    const p = s.parentSpanId ? byId.get(s.parentSpanId) : undefined;
-    if (p && p.endTime! <= s.endTime!) p.endTime = s.endTime! + 0.5;
-  }
-  return out.spans;
+  return encloseChildren(out.spans);
 }
 
 function median(xs: number[]): number {

@@ -1,4 +1,5 @@
 import type { SpanLike } from '../../src/types.js';
+import { encloseChildren, SpanFactory } from './span-like.js';
 
 /**
  * Synthetic traces as `SpanLike[]` for scale and robustness tests: GenAI-semconv agents with
@@ -21,30 +22,16 @@ export function syntheticAgentTrace(options: SyntheticOptions = {}): SpanLike[] 
   const members = options.members ?? 1;
   const finals = options.finalLlms ?? 1;
   const spans: SpanLike[] = [];
-  let id = 1;
-  let clock = 1_764_000_000_000;
-  const next = () => (id++).toString(16).padStart(16, '0');
+  const factory = new SpanFactory(traceId);
   const make = (
     name: string,
     parent: SpanLike | undefined,
     attributes: Record<string, unknown>,
     kind = 0,
-  ): SpanLike => {
-    const s: SpanLike = {
-      traceId,
-      spanId: next(),
-      name,
-      kind,
-      startTime: clock,
-      endTime: clock + 1,
-      status: { code: 0 },
-      attributes,
-      events: [],
-    };
-    clock += 2;
-    if (parent) s.parentSpanId = parent.spanId;
-    spans.push(s);
-    return s;
+  ) => {
+    const span = factory.make(name, attributes, { kind, ...(parent ? { parent } : {}) });
+    spans.push(span);
+    return span;
   };
   const agent = (name: string, parent?: SpanLike) =>
     make(`invoke_agent ${name}`, parent, {
@@ -85,14 +72,7 @@ export function syntheticAgentTrace(options: SyntheticOptions = {}): SpanLike[] 
     call(member, 'lookup', `call_m${m}b`, { k: 2 });
   }
   for (let i = 0; i < finals; i++) make('chat mock', root, { 'gen_ai.operation.name': 'chat' }, 2);
-  // Parents enclose their children, as real spans do.
-  const byId = new Map(spans.map((s) => [s.spanId, s]));
-  for (let i = spans.length - 1; i >= 0; i--) {
-    const s = spans[i]!;
-    const p = s.parentSpanId ? byId.get(s.parentSpanId) : undefined;
-    if (p && p.endTime! <= s.endTime!) p.endTime = s.endTime! + 0.5;
-  }
-  return spans;
+  return encloseChildren(spans);
 }
 
 /** A chain of `depth` spans, each the parent of the next, with a tool span at the bottom. */
