@@ -8,7 +8,7 @@ import { loadPolicy } from '../../policy/load-policy.js';
 import { PolicyError } from '../../policy/policy-error.js';
 import type { Problem, Verdict } from '../../types.js';
 import { formatVerdicts, REPORT_FORMATS, type ReportFormat } from '../format-verdicts.js';
-import { otlpJsonFromProtobuf } from '../otlp-protobuf.js';
+import { otlpJsonFromProtobuf } from '../../otlp/otlp-protobuf.js';
 
 export interface CliIo {
   stdout: (text: string) => void;

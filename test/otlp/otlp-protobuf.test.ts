@@ -6,7 +6,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
-import { otlpJsonFromProtobuf } from '../../src/cli/otlp-protobuf.js';
+import { otlpJsonFromProtobuf } from '../../src/otlp/otlp-protobuf.js';
 import { spansFromOtlpJson } from '../../src/conventions/from-otlp-json.js';
 
 function recordSpans() {
