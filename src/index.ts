@@ -1,22 +1,22 @@
-// Public API of toolwatch. Named exports only: everything not listed here is internal.
+// Public API of toolwatch: what users need to attach the processor, load or define a policy,
+// score recorded traces and check gates. Named exports only; everything else is internal.
+
+import type { EvaluateTracesOptions as EvaluateTracesInternalOptions } from './evaluation/evaluate-traces.js';
+import { evaluateTraces as evaluateTracesInternal } from './evaluation/evaluate-traces.js';
+import type { Policy, Verdict } from './types.js';
 
 export { spansFromOtlpJson } from './conventions/from-otlp-json.js';
 export { fromReadableSpan } from './conventions/from-readable-span.js';
-export { ToolwatchMetrics } from './emission/metrics.js';
 export type { GateOutcome, VerdictSummary } from './evaluation/check-gates.js';
-export { checkGates, summarizeVerdicts } from './evaluation/check-gates.js';
-export type { EvaluateTracesOptions } from './evaluation/evaluate-traces.js';
-export { evaluateTraces } from './evaluation/evaluate-traces.js';
-export { isSampled } from './evaluation/sampling.js';
+export { checkGates } from './evaluation/check-gates.js';
 export type { PolicyDefinition, RuleDefinition } from './policy/define-policy.js';
 export { definePolicy } from './policy/define-policy.js';
-export { loadPolicy, parsePolicyText } from './policy/load-policy.js';
-export { parsePolicy } from './policy/parse-policy.js';
+export { loadPolicy } from './policy/load-policy.js';
 export type { PolicyProblem } from './policy/policy-error.js';
 export { PolicyError } from './policy/policy-error.js';
 export type { ToolwatchSpanProcessorOptions } from './processor/toolwatch-span-processor.js';
 export { ToolwatchSpanProcessor } from './processor/toolwatch-span-processor.js';
-export { reconstructTrace, reconstructTraces } from './reconstruction/reconstruct-trace.js';
+export { reconstructTrace } from './reconstruction/reconstruct-trace.js';
 export type { LanguageModelLike, LlmJudgeOptions } from './scorers/llm-judge.js';
 export { llmJudge } from './scorers/llm-judge.js';
 export type { ReliabilityOptions } from './scorers/reliability.js';
@@ -57,5 +57,17 @@ export type {
   ToolStatus,
   Verdict,
 } from './types.js';
-export { configDigest } from './util/digest.js';
-export { PyFloat } from './util/python-json.js';
+
+/** Options of `evaluateTraces` (the internal shared judge budget is not part of the API). */
+export type EvaluateTracesOptions = Omit<EvaluateTracesInternalOptions, 'limiter'>;
+
+/**
+ * Scores recorded traces offline with the processor's code path: OTLP/JSON (object, text,
+ * JSON Lines, or an array of those) or `SpanLike[]` in, one verdict per (run, matching rule)
+ * out, ordered by trace id, run start, span id and rule.
+ */
+export const evaluateTraces: (
+  input: unknown,
+  policy: Policy,
+  options?: EvaluateTracesOptions,
+) => Promise<Verdict[]> = evaluateTracesInternal;

@@ -1,0 +1,306 @@
+// First contact, as a user meets toolwatch: `npm pack` (which builds dist/ through prepack),
+// the tarball installed into a fresh project next to the OpenTelemetry packages a user
+// brings, then every code block of the README run there as written, `require()` from
+// CommonJS, the `toolwatch` bin, and a strict type-check of a consumer.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { context } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readmeBlocks } from './readme-blocks.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const rootLock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8'));
+const locked = (name: string) => `${name}@${rootLock.packages[`node_modules/${name}`].version}`;
+
+let work: string;
+let app: string;
+let packed: { filename: string; files: Array<{ path: string }> };
+let manifest: Record<string, any>;
+let installLog: string;
+
+function run(cmd: string, args: string[], cwd: string) {
+  const r = spawnSync(cmd, args, {
+    cwd,
+    encoding: 'utf8',
+    timeout: 240_000,
+    env: withoutNpmConfig(),
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** vitest may run under `npm test`: its npm_* settings must not leak into the user's npm. */
+function withoutNpmConfig(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!/^npm_/i.test(k)) env[k] = v;
+  return env;
+}
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'toolwatch-pack-'));
+  const pack = run('npm', ['pack', '--json', '--pack-destination', work], root);
+  if (pack.status !== 0) throw new Error(`npm pack failed:\n${pack.stdout}${pack.stderr}`);
+  packed = JSON.parse(pack.stdout.slice(pack.stdout.indexOf('[\n')))[0];
+  execFileSync('tar', ['-xzf', join(work, packed.filename), '-C', work]);
+  manifest = JSON.parse(readFileSync(join(work, 'package', 'package.json'), 'utf8'));
+
+  app = join(work, 'app');
+  mkdirSync(app);
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
+  const install = run(
+    'npm',
+    [
+      'install',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      join(work, packed.filename),
+      locked('@opentelemetry/api'),
+      locked('@opentelemetry/sdk-trace-base'),
+      locked('@opentelemetry/context-async-hooks'),
+    ],
+    app,
+  );
+  installLog = install.stdout + install.stderr;
+  if (install.status !== 0) throw new Error(`npm install of the tarball failed:\n${installLog}`);
+
+  for (const block of readmeBlocks(readFileSync(join(root, 'README.md'), 'utf8'))) {
+    if (block.file) writeFileSync(join(app, block.file), block.code);
+  }
+  writeFileSync(join(app, 'traces.json'), await recordRefundTrace());
+}, 420_000);
+
+afterAll(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+/** One refund-agent run made with the real SDK and encoded by OTel's own OTLP/JSON serializer. */
+async function recordRefundTrace(): Promise<string> {
+  const exporter = new InMemorySpanExporter();
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const manager = new AsyncLocalStorageContextManager().enable();
+  context.setGlobalContextManager(manager);
+  try {
+    const tracer = provider.getTracer('refund-agent');
+    tracer.startActiveSpan(
+      'invoke_agent refund-agent',
+      { attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'refund-agent' } },
+      (agent) => {
+        for (const name of ['get_order_detail', 'check_refund_policy']) {
+          tracer
+            .startSpan(`execute_tool ${name}`, {
+              attributes: {
+                'gen_ai.operation.name': 'execute_tool',
+                'gen_ai.tool.name': name,
+                'gen_ai.tool.call.arguments': '{"order_id":"A1024"}',
+              },
+            })
+            .end();
+        }
+        agent.end();
+      },
+    );
+    await provider.forceFlush();
+    return new TextDecoder().decode(JsonTraceSerializer.serializeRequest(exporter.getFinishedSpans()));
+  } finally {
+    context.disable();
+    await provider.shutdown();
+  }
+}
+
+describe('npm pack', () => {
+  it('ships the built JavaScript, one bundled declaration file per entry point and the bin', () => {
+    const files = packed.files.map((f) => f.path);
+    expect(files).toEqual(expect.arrayContaining(['dist/index.js', 'dist/index.d.ts', 'dist/cli/main.js']));
+    expect(files.filter((f) => !f.startsWith('dist/'))).toEqual(
+      expect.arrayContaining(['package.json', 'README.md']),
+    );
+    expect(files.some((f) => f.startsWith('src/') || f.startsWith('test/') || f.startsWith('scripts/'))).toBe(
+      false,
+    );
+    // Internal modules have no declarations to drift from the bundle.
+    expect(files.filter((f) => f.endsWith('.d.ts'))).toEqual(
+      files.filter((f) => f === 'dist/index.d.ts' || f === 'dist/gateway/index.d.ts'),
+    );
+  });
+
+  it('has source maps that carry their sources (src/ is not shipped)', () => {
+    const maps = packed.files.map((f) => f.path).filter((f) => f.endsWith('.js.map'));
+    expect(maps.length).toBeGreaterThan(10);
+    for (const path of maps) {
+      const map = JSON.parse(readFileSync(join(work, 'package', path), 'utf8'));
+      expect(map.sourcesContent?.length, path).toBe(map.sources.length);
+      expect(
+        map.sourcesContent.every((s: unknown) => typeof s === 'string' && s.length > 0),
+        path,
+      ).toBe(true);
+    }
+  });
+
+  it('publishes no install-time script and no interop tree, and declares the SDK as a peer', () => {
+    for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) {
+      expect(manifest.scripts?.[hook], hook).toBeUndefined();
+    }
+    expect(manifest.peerDependencies).toMatchObject({
+      '@opentelemetry/api': '^1.9.0',
+      '@opentelemetry/sdk-trace-base': '^2.0.0',
+    });
+    for (const range of Object.values<string>(manifest.dependencies)) expect(range).toMatch(/^\^/);
+    expect(manifest.exports['.']).toMatchObject({ import: './dist/index.js', require: './dist/index.js' });
+  });
+
+  it('installs into a fresh project without engine or peer warnings', () => {
+    expect(installLog).not.toMatch(/EBADENGINE|ERESOLVE|peer dep|deprecated toolwatch/i);
+  });
+});
+
+describe('the README, run against the installed tarball', () => {
+  const blocks = readmeBlocks(readFileSync(join(root, 'README.md'), 'utf8'));
+  const programs = blocks.filter((b) => b.lang === 'js' || b.lang === 'ts');
+
+  it('has code blocks to run', () => {
+    expect(programs.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('"Use it": the forbidden call is flagged live and the verdict fails, as the README shows', () => {
+    const program = programs[0]!;
+    writeFileSync(join(app, 'agent.mjs'), program.code);
+    const r = run(process.execPath, ['agent.mjs'], app);
+    expect(r.status, r.stderr).toBe(0);
+    const shown = blocks.find((b) => b.lang === 'text' && b.index > program.index)!;
+    for (const line of shown.code.trim().split('\n')) expect(r.stdout + r.stderr).toContain(line);
+    expect(r.stdout).toContain("'toolwatch.evaluation.passed': false");
+    expect(r.stdout).toContain("'gen_ai.evaluation.name': 'trajectory'");
+  });
+
+  it('every code block runs to completion as written', () => {
+    for (const program of programs) {
+      const isCommonJs = /\brequire\(/.test(program.code) && !/^import /m.test(program.code);
+      const file = `block-${program.index}.${isCommonJs ? 'cjs' : 'mjs'}`;
+      writeFileSync(join(app, file), program.code);
+      const r = run(process.execPath, [file], app);
+      expect(r.status, `${file}\n${program.code}\n${r.stderr}`).toBe(0);
+      expect(r.stderr, file).not.toMatch(/Error|ExperimentalWarning/);
+    }
+  });
+
+  it('the offline snippet scores the recorded trace, and so does the README CLI line', () => {
+    const offline = programs.find((p) => p.code.includes('evaluateTraces'))!;
+    writeFileSync(join(app, 'offline.mjs'), offline.code);
+    const r = run(process.execPath, ['offline.mjs'], app);
+    expect(r.stdout.trim()).toBe('refund-agent passed');
+
+    const cli = blocks.filter((b) => b.lang === 'sh' && /^npx toolwatch /m.test(b.code));
+    expect(cli.length).toBeGreaterThan(0);
+    for (const block of cli) {
+      for (const line of block.code.split('\n').filter((l) => l.startsWith('npx toolwatch '))) {
+        const [, ...args] = line.split(/\s+/);
+        const out = run('npx', ['--no-install', ...args], app);
+        expect(out.status, out.stderr).toBe(0);
+        expect(out.stdout).toContain('refund-agent');
+      }
+    }
+  });
+
+  it('CommonJS: require() gives the same API as import', () => {
+    const cjs = run(
+      process.execPath,
+      ['-e', 'const t = require("toolwatch"); console.log(Object.keys(t).sort().join(","))'],
+      app,
+    );
+    const esm = run(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        'const t = await import("toolwatch"); console.log(Object.keys(t).sort().join(","))',
+      ],
+      app,
+    );
+    expect(cjs.status, cjs.stderr).toBe(0);
+    expect(cjs.stdout).toBe(esm.stdout);
+    expect(cjs.stdout).toContain('ToolwatchSpanProcessor');
+  });
+});
+
+describe('the public API', () => {
+  it('exports what users need and no internals', () => {
+    const r = run(
+      process.execPath,
+      ['--input-type=module', '-e', 'console.log(Object.keys(await import("toolwatch")).sort().join(","))'],
+      app,
+    );
+    const names = r.stdout.trim().split(',');
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'PolicyError',
+        'ToolwatchSpanProcessor',
+        'checkGates',
+        'definePolicy',
+        'evaluateTraces',
+        'fromReadableSpan',
+        'llmJudge',
+        'loadPolicy',
+        'reconstructTrace',
+        'reliability',
+        'spansFromOtlpJson',
+        'toolCalls',
+        'toolOrder',
+        'trajectory',
+      ]),
+    );
+    for (const internal of ['ToolwatchMetrics', 'isSampled', 'configDigest', 'PyFloat', 'parsePolicy']) {
+      expect(names).not.toContain(internal);
+    }
+  });
+
+  it('type-checks a strict consumer without loading zod or internal modules', () => {
+    writeFileSync(
+      join(app, 'consumer.ts'),
+      [
+        "import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';",
+        "import { definePolicy, evaluateTraces, ToolwatchSpanProcessor, trajectory, type Verdict } from 'toolwatch';",
+        "const policy = definePolicy({ rules: [{ name: 'r', scorers: [trajectory({ forbiddenTools: ['x'] })] }] });",
+        'const processor = new ToolwatchSpanProcessor({ policy, onVerdict: (v: Verdict) => void v.passed });',
+        'new BasicTracerProvider({ spanProcessors: [processor] });',
+        'export const pending: Promise<Verdict[]> = evaluateTraces([], policy);',
+        '',
+      ].join('\n'),
+    );
+    writeFileSync(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          skipLibCheck: false,
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          types: [],
+          noEmit: true,
+        },
+        files: ['consumer.ts'],
+      }),
+    );
+    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+    const list = run(process.execPath, [tsc, '-p', '.', '--listFilesOnly'], app);
+    expect(list.status, list.stdout + list.stderr).toBe(0);
+    const loaded = list.stdout.split('\n').filter((f) => f.includes('/node_modules/'));
+    expect(loaded.filter((f) => f.includes('/node_modules/zod/'))).toEqual([]);
+    expect(loaded.filter((f) => f.includes('/node_modules/toolwatch/'))).toEqual([
+      expect.stringMatching(/node_modules\/toolwatch\/dist\/index\.d\.ts$/),
+    ]);
+    const check = run(process.execPath, [tsc, '-p', '.'], app);
+    expect(check.status, check.stdout + check.stderr).toBe(0);
+  });
+});
