@@ -1,29 +1,73 @@
 #!/usr/bin/env node
-import { type CliIo, scoreCommand } from './commands/score.js';
+import { readFileSync, realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { CliIo } from './cli-io.js';
+import { SCORE_USAGE, scoreCommand } from './commands/score.js';
+import { serveCommand } from './commands/serve.js';
 
 const USAGE = `usage: toolwatch <command> [options]
 
 commands:
-  score FILE... --policy P [--format json|table|junit|markdown|html] [--out PATH] [--gate] [--baseline B]
-                              score OTLP/JSON traces against a policy
+  score FILE... --policy P [--format json|table|junit|markdown|html] [--out PATH]
+                [--gate [--baseline B] [--allow-unreadable]] [--judges M] [--window N]
+                              score recorded OTLP traces against a policy, as a stream
   baseline save FILE... --policy P --out B
-                              save verdicts as a baseline for --baseline`;
+                              save verdicts as a baseline for --baseline
+  serve --policy P [--http H:P] [--grpc H:P] [--forward URL]... [--metrics H:P]
+                              the gateway: judge OTLP traces received, forward them
 
-/** Runs one CLI invocation; returns the exit code (0 ok, 2 bad usage or policy, 3 internal error). */
-async function main(argv: string[], io: CliIo): Promise<number> {
+  toolwatch <command> --help  the command's options
+  toolwatch --version         the version
+
+exit status: 0 ok, 1 a gate failed, 2 bad usage / invalid policy or input
+configuration, 3 internal error (a bug: please report it with the command line)`;
+
+const BASELINE_USAGE = `usage: toolwatch baseline save FILE... --policy P --out B [--judges M] [--window N]
+
+Scores FILE... like \`toolwatch score\` and writes the verdicts (JSON Lines) to B, for
+\`toolwatch score --gate --baseline B\`. The baseline records the policy digest: a
+baseline is refused under a different policy. Exit 1 when nothing was scored.`;
+
+function version(): string {
+  // dist/cli/main.js and src/cli/main.ts are both two levels below the package root.
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  return pkg.version;
+}
+
+/** Runs one CLI invocation; returns the exit code. */
+export async function main(argv: string[], io: CliIo): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'score':
       return scoreCommand(rest, io);
+    case 'serve':
+      return serveCommand(rest, io);
     case 'baseline': {
       // A baseline is the verdicts of a reference run, as `score --format json` writes them.
       const [sub, ...args] = rest;
+      if (sub === '--help' || sub === '-h' || args.includes('--help') || args.includes('-h')) {
+        io.stdout(`${BASELINE_USAGE}\n`);
+        return 0;
+      }
       if (sub !== 'save' || !args.some((a) => a === '--out' || a === '-o' || a.startsWith('--out='))) {
-        io.stderr(`toolwatch baseline: usage: toolwatch baseline save FILE... --policy P --out B\n`);
+        io.stderr(
+          `toolwatch baseline: ${sub === 'save' ? '--out is required' : 'unknown subcommand'}\n${BASELINE_USAGE}\n`,
+        );
         return 2;
       }
-      return scoreCommand([...args, '--format', 'json'], io);
+      if (args.some((a) => a === '--format' || a === '-f' || a.startsWith('--format=') || a === '--gate')) {
+        io.stderr(`toolwatch baseline save: --format and --gate do not apply\n${BASELINE_USAGE}\n`);
+        return 2;
+      }
+      return scoreCommand([...args, '--format', 'json'], io, 'baseline save');
     }
+    case '--version':
+    case '-V':
+    case 'version':
+      io.stdout(`toolwatch ${version()}\n`);
+      return 0;
     case undefined:
     case '-h':
     case '--help':
@@ -36,17 +80,45 @@ async function main(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
-const io: CliIo = {
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
-};
+export { SCORE_USAGE };
 
-main(process.argv.slice(2), io).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(`toolwatch: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exitCode = 3;
-  },
-);
+/** Run as a program (directly or through the `toolwatch` bin link), not imported. */
+function isMain(): boolean {
+  const entry = process.argv[1];
+  if (!entry) return false;
+  try {
+    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isMain()) {
+  // `toolwatch score … | head -1`: the reader went away; stop quietly, as Unix tools do.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    process.stderr.write(`toolwatch: cannot write to stdout: ${err.message}\n`);
+    process.exit(3);
+  });
+  const io: CliIo = {
+    stdout: (text) => {
+      if (!process.stdout.write(text)) return new Promise((resolve) => process.stdout.once('drain', resolve));
+    },
+    stderr: (text) => {
+      process.stderr.write(text);
+    },
+    stdin: process.stdin,
+    stderrIsTTY: process.stderr.isTTY === true,
+  };
+  main(process.argv.slice(2), io).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(
+        `toolwatch: internal error (exit 3; please report it): ${err instanceof Error ? (process.env.TOOLWATCH_DEBUG ? (err.stack ?? err.message) : err.message) : String(err)}\n`,
+      );
+      process.exitCode = 3;
+    },
+  );
+}

@@ -1,15 +1,25 @@
 import type { Gate, Policy, ScorerResult, Verdict } from '../types.js';
 
-/** One gate's outcome. `held` is true for gates that could not be measured (`value: null`). */
+/**
+ * One gate's outcome. `held` (kept for callers of the first version) is `status !== 'failed'`:
+ * a skipped gate does not fail a build by itself.
+ */
 export interface GateOutcome {
   gate: string;
-  /** The measured value, or null when there was nothing to measure (no trajectory results, no baseline). */
+  /** The measured value, or null when there was nothing to measure. */
   value: number | null;
   /** The baseline's value, for the `*_vs_baseline` gates. */
   baseline?: number | null;
   threshold: Gate;
+  /**
+   * `failed` also when the gate's population is missing from a run set that was scored (a
+   * `tool_selection_accuracy` gate over runs without trajectory results measures nothing);
+   * `skipped` when a comparison has no baseline or a subset is legitimately empty
+   * (no high-risk results).
+   */
+  status: 'held' | 'failed' | 'skipped';
   held: boolean;
-  /** Why a gate could not be measured. */
+  /** Why a gate was skipped or could not be measured. */
   note?: string;
 }
 
@@ -27,16 +37,9 @@ export interface VerdictSummary {
   callsSum: number;
 }
 
-/** Aggregates over verdicts; `policy` supplies the scorers' risk tags. */
-export function summarizeVerdicts(verdicts: readonly Verdict[], policy?: Policy): VerdictSummary {
-  const risk = new Map<string, string | undefined>();
-  for (const rule of policy?.rules ?? []) {
-    for (const s of rule.scorers) {
-      risk.set(`${rule.name}\u0000${s.name}`, s.tags?.risk ?? (s.config.risk as string | undefined));
-    }
-  }
-  const sum: VerdictSummary = {
-    runs: verdicts.length,
+export function emptySummary(): VerdictSummary {
+  return {
+    runs: 0,
     passed: 0,
     trajectoryResults: 0,
     toolSelectionPasses: 0,
@@ -46,7 +49,27 @@ export function summarizeVerdicts(verdicts: readonly Verdict[], policy?: Policy)
     highRiskPasses: 0,
     callsSum: 0,
   };
-  for (const v of verdicts) {
+}
+
+/**
+ * Adds verdicts one at a time, so a stream of any length is summarised in constant memory.
+ * Risk comes from the policy (the tags of the rule's scorer that produced the result).
+ */
+export class VerdictSummarizer {
+  readonly summary: VerdictSummary = emptySummary();
+  private readonly risk = new Map<string, string | undefined>();
+
+  constructor(policy?: Policy) {
+    for (const rule of policy?.rules ?? []) {
+      for (const s of rule.scorers) {
+        this.risk.set(`${rule.name}\u0000${s.name}`, s.tags?.risk ?? (s.config.risk as string | undefined));
+      }
+    }
+  }
+
+  add(v: Verdict): void {
+    const sum = this.summary;
+    sum.runs++;
     if (v.passed) sum.passed++;
     for (const r of v.results) {
       if (r.kind !== 'trajectory' || (r.label !== 'pass' && r.label !== 'fail')) continue;
@@ -56,14 +79,20 @@ export function summarizeVerdicts(verdicts: readonly Verdict[], policy?: Policy)
       if (typeof d.arg_accuracy === 'number') sum.argAccuracySum += d.arg_accuracy;
       if (typeof d.calls === 'number') sum.callsSum += d.calls;
       sum.forbiddenToolCalls += forbiddenCount(r);
-      const level = risk.get(`${v.rule}\u0000${r.scorer}`);
+      const level = this.risk.get(`${v.rule}\u0000${r.scorer}`);
       if (level === 'high' || level === 'critical') {
         sum.highRiskResults++;
         if (r.passed) sum.highRiskPasses++;
       }
     }
   }
-  return sum;
+}
+
+/** Aggregates over verdicts; `policy` supplies the scorers' risk tags. */
+export function summarizeVerdicts(verdicts: Iterable<Verdict>, policy?: Policy): VerdictSummary {
+  const summarizer = new VerdictSummarizer(policy);
+  for (const v of verdicts) summarizer.add(v);
+  return summarizer.summary;
 }
 
 function forbiddenCount(result: ScorerResult): number {
@@ -73,24 +102,38 @@ function forbiddenCount(result: ScorerResult): number {
     : 0;
 }
 
+/** Gates whose population is the trajectory results: with none, they measure nothing. */
+const TRAJECTORY_GATES = new Set([
+  'tool_selection_accuracy',
+  'argument_accuracy',
+  'forbidden_tool_calls',
+  'avg_calls_vs_baseline',
+]);
+
 /**
- * Checks the policy's gates (interfaces.md) against verdicts, and against a baseline's
- * verdicts for `avg_calls_vs_baseline` and `regression_vs_baseline`. A gate with nothing to
- * measure holds, with a note, so a missing baseline never fails a build by itself.
+ * Checks the policy's gates (interfaces.md) against verdicts (or their summary), and against
+ * a baseline's for `avg_calls_vs_baseline` and `regression_vs_baseline`.
+ *
+ * - A comparison gate without a baseline is `skipped — no baseline`.
+ * - `high_risk_pass_rate` with no high-risk results is `skipped`.
+ * - A gate over trajectory results when none ran (runs were scored by other scorers only)
+ *   `failed`: the policy promises a measurement it cannot make.
+ * - Zero runs: every gate `failed` with `nothing was scored` — an empty or unreadable input
+ *   is never green.
  */
 export function checkGates(
-  verdicts: readonly Verdict[],
+  verdicts: Iterable<Verdict> | VerdictSummary,
   policy: Policy,
-  baseline?: readonly Verdict[],
+  baseline?: Iterable<Verdict> | VerdictSummary,
 ): GateOutcome[] {
-  const now = summarizeVerdicts(verdicts, policy);
-  const before = baseline ? summarizeVerdicts(baseline, policy) : undefined;
+  const now = isSummary(verdicts) ? verdicts : summarizeVerdicts(verdicts, policy);
+  const before =
+    baseline === undefined ? undefined : isSummary(baseline) ? baseline : summarizeVerdicts(baseline, policy);
   const ratio = (a: number, b: number) => (b === 0 ? null : a / b);
   const out: GateOutcome[] = [];
   for (const [gate, threshold] of Object.entries(policy.gates)) {
     let value: number | null = null;
     let base: number | null | undefined;
-    let note: string | undefined;
     switch (gate) {
       case 'tool_selection_accuracy':
         value = ratio(now.toolSelectionPasses, now.trajectoryResults);
@@ -113,31 +156,45 @@ export function checkGates(
         base = before ? ratio(before.passed, before.runs) : null;
         break;
       default:
-        note = 'unknown gate';
+        out.push({ gate, value: null, threshold, status: 'failed', held: false, note: 'unknown gate' });
+        continue;
     }
-    if (value === null && note === undefined) note = 'nothing to measure';
-    if (base === null && note === undefined)
-      note = baseline ? 'nothing to measure in the baseline' : 'no baseline';
-    out.push({
+    const outcome = (status: GateOutcome['status'], note?: string): GateOutcome => ({
       gate,
       value,
       ...(base !== undefined ? { baseline: base } : {}),
       threshold,
-      held: holds(threshold, value, base),
+      status,
+      held: status !== 'failed',
       ...(note ? { note } : {}),
     });
+    if (now.runs === 0) out.push(outcome('failed', 'nothing was scored'));
+    else if (value === null && TRAJECTORY_GATES.has(gate))
+      out.push(outcome('failed', 'nothing to measure: no trajectory results'));
+    else if (value === null) out.push(outcome('skipped', 'no high-risk results'));
+    else if (base === null)
+      out.push(outcome('skipped', before ? 'nothing to measure in the baseline' : 'no baseline'));
+    else out.push(outcome(holds(threshold, value, base) ? 'held' : 'failed'));
   }
   return out;
+}
+
+function isSummary(value: unknown): value is VerdictSummary {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    !(Symbol.iterator in value) &&
+    typeof (value as VerdictSummary).runs === 'number'
+  );
 }
 
 /** Rounding slack, so that 0.9 − 0.88 counts as a drop of 0.02. */
 const EPSILON = 1e-9;
 
-function holds(threshold: Gate, value: number | null, base: number | null | undefined): boolean {
-  if (value === null) return true;
+function holds(threshold: Gate, value: number, base: number | undefined): boolean {
   if ('min' in threshold) return value >= threshold.min - EPSILON;
   if ('max' in threshold) return value <= threshold.max + EPSILON;
-  if (base === null || base === undefined) return true;
+  if (base === undefined) return true;
   if ('max_ratio' in threshold)
     return base === 0 ? value === 0 : value / base <= threshold.max_ratio + EPSILON;
   return base - value <= threshold.max_drop + EPSILON;

@@ -72,14 +72,16 @@ describe('toolwatch score', () => {
     const lines = r.stdout.trim().split('\n');
     expect(lines).toHaveLength(2);
     const verdicts = lines.map((l) => JSON.parse(l));
+    // Streamed: verdicts come in input order (bad.jsonl was given first).
     expect(verdicts.map((v) => [v.trace_id, v.passed])).toEqual([
-      ['11111111111111111111111111111111', true],
       ['22222222222222222222222222222222', false],
+      ['11111111111111111111111111111111', true],
     ]);
     const expected = await evaluateTraces([GOOD, BAD], await loadPolicy(policyPath));
-    expect(verdicts).toEqual(JSON.parse(JSON.stringify(expected)));
-    // The broken JSON line is reported with its position and skipped.
-    expect(r.stderr).toMatch(/bad\.jsonl:2: skipped unreadable line/);
+    expect([verdicts[1], verdicts[0]]).toEqual(JSON.parse(JSON.stringify(expected)));
+    // The broken JSON line is reported with its file and line, once, and skipped.
+    expect(r.stderr).toMatch(/bad\.jsonl:2: not JSON: /);
+    expect(r.stderr).toContain('2 runs scored, 2 verdicts, 1 passed, 2 files, 1 unreadable records');
   });
 
   it('writes to --out', async () => {
@@ -129,7 +131,7 @@ describe('toolwatch score', () => {
     expect(unknownCommand.stderr).toContain('unknown command "frob"');
   });
 
-  it('prints a table with --format table', async () => {
+  it('prints the grouped report with --format table', async () => {
     const r = await cli([
       'score',
       join(dir, 'good.json'),
@@ -141,10 +143,13 @@ describe('toolwatch score', () => {
     ]);
     expect(r.code).toBe(0);
     const lines = r.stdout.split('\n');
-    expect(lines[0]).toMatch(/^trace\s+span\s+agent\s+rule\s+verdict\s+failed$/);
-    expect(lines[1]).toMatch(/^11111111 .* refund-agent\s+refunds\s+pass$/);
-    expect(lines[2]).toMatch(/^22222222 .* refund-agent\s+refunds\s+FAIL\s+reliability, tool_order$/);
-    expect(r.stdout).toContain('2 verdicts, 1 passed');
+    expect(lines[0]).toBe('toolwatch report: 2 runs, 1 passed (50.0%)');
+    expect(r.stdout).toMatch(/^refunds\s+2\s+1\s+50\.0%$/m);
+    expect(r.stdout).toMatch(/^refunds\/reliability\s+reliability\s+2\s+1\s+50\.0%/m);
+    expect(r.stdout).toMatch(/^failing runs: 1$/m);
+    expect(r.stdout).toMatch(
+      /^22222222222222222222222222222222\s+refund-agent\s+refunds\s+\S*bad\.jsonl\s+reliability: /m,
+    );
   });
 
   it('checks gates with --gate: exit 0 when they hold, 1 when one fails', async () => {
@@ -158,7 +163,7 @@ describe('toolwatch score', () => {
     expect(saved.code).toBe(0);
     expect(held.code).toBe(0);
     expect(held.stderr).toContain('gate forbidden_tool_calls: 0 (max 0) held');
-    expect(held.stderr).toContain('gate regression_vs_baseline: 1 (max_drop 0.1) held — no baseline');
+    expect(held.stderr).toContain('gate regression_vs_baseline: skipped — no baseline (max_drop 0.1)');
     expect(failed.code).toBe(1);
     expect(failed.stderr).toContain('gate forbidden_tool_calls: 1 (max 0) FAILED');
     expect(JSON.parse((await readFile(baseline, 'utf8')).trim()).passed).toBe(true);
@@ -212,7 +217,7 @@ describe('toolwatch score', () => {
     expect(pb.stdout).not.toBe('');
     expect(pb.stdout).toBe(json.stdout);
     expect(JSON.parse(pb.stdout.trim()).agent).toBe('refund-agent');
-    expect(pb.stderr).toContain('broken.binpb: skipped unreadable OTLP/protobuf (truncated');
+    expect(pb.stderr).toContain('broken.binpb: unreadable OTLP/protobuf (truncated');
   });
 });
 

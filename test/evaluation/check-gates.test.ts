@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkGates, summarizeVerdicts } from '../../src/evaluation/check-gates.js';
+import { checkGates, summarizeVerdicts, VerdictSummarizer } from '../../src/evaluation/check-gates.js';
 import { evaluateTraces } from '../../src/evaluation/evaluate-traces.js';
 import { loadPolicy } from '../../src/policy/load-policy.js';
 import { TraceBuilder } from '../helpers/trace-builder.js';
@@ -85,10 +85,46 @@ describe('checkGates', () => {
     expect(vsBaseline[5]).toMatchObject({ value: 0.5, baseline: 1, held: false });
   });
 
-  it('holds, with a note, when there is nothing to measure', async () => {
+  it('never holds on nothing: zero runs fail every gate', async () => {
     const policy = await loadPolicy(POLICY);
     const gates = checkGates([], policy);
-    expect(gates.every((g) => g.held && g.value === null)).toBe(true);
-    expect(gates[0]!.note).toBe('nothing to measure');
+    expect(gates.map((g) => [g.status, g.held, g.note])).toEqual(
+      gates.map(() => ['failed', false, 'nothing was scored']),
+    );
+  });
+
+  it('fails trajectory gates when runs were scored without a trajectory result; skips an empty high-risk set', async () => {
+    const policy = await loadPolicy(
+      POLICY.replace('kind: trajectory', 'kind: trajectory\n        sampling: { ratio: 0 }'),
+    );
+    const verdicts = await evaluateTraces([good(1), good(2)], policy);
+    expect(verdicts).toHaveLength(2);
+    const gates = Object.fromEntries(checkGates(verdicts, policy).map((g) => [g.gate, [g.status, g.note]]));
+    expect(gates).toEqual({
+      tool_selection_accuracy: ['failed', 'nothing to measure: no trajectory results'],
+      argument_accuracy: ['failed', 'nothing to measure: no trajectory results'],
+      forbidden_tool_calls: ['failed', 'nothing to measure: no trajectory results'],
+      high_risk_pass_rate: ['skipped', 'no high-risk results'],
+      avg_calls_vs_baseline: ['failed', 'nothing to measure: no trajectory results'],
+      regression_vs_baseline: ['skipped', 'no baseline'],
+    });
+  });
+
+  it('takes a summary built one verdict at a time, with the same outcome as the verdict list', async () => {
+    const policy = await loadPolicy(POLICY);
+    const verdicts = await evaluateTraces([good(1), trace(2, [['get_order_detail', 'B7']])], policy);
+    const summarizer = new VerdictSummarizer(policy);
+    for (const v of verdicts) summarizer.add(v);
+    const baseline = await evaluateTraces([good(5), good(6)], policy);
+    expect(checkGates(summarizer.summary, policy, summarizeVerdicts(baseline, policy))).toEqual(
+      checkGates(verdicts, policy, baseline),
+    );
+    expect(
+      checkGates(verdicts, policy, baseline).find((g) => g.gate === 'regression_vs_baseline'),
+    ).toMatchObject({
+      value: 0.5,
+      baseline: 1,
+      status: 'failed',
+    });
   });
 });

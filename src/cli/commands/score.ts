@@ -1,90 +1,110 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { access } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { checkGates, type GateOutcome } from '../../evaluation/check-gates.js';
-import { evaluateTraces } from '../../evaluation/evaluate-traces.js';
+import {
+  checkGates,
+  type GateOutcome,
+  VerdictSummarizer,
+  type VerdictSummary,
+} from '../../evaluation/check-gates.js';
 import { loadPolicy } from '../../policy/load-policy.js';
 import { PolicyError } from '../../policy/policy-error.js';
-import type { Problem, Verdict } from '../../types.js';
-import { formatVerdicts, REPORT_FORMATS, type ReportFormat } from '../format-verdicts.js';
-import { otlpJsonFromProtobuf } from '../../otlp/otlp-protobuf.js';
+import { gateLine } from '../../report/gate-line.js';
+import type { Policy, Verdict } from '../../types.js';
+import type { CliIo } from '../cli-io.js';
+import { ProblemLog } from '../problem-log.js';
+import { scoreStream } from '../score-stream.js';
+import { openOutput, REPORT_FORMATS, type ReportFormat } from '../verdict-output.js';
 
-export interface CliIo {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-}
+export type { CliIo } from '../cli-io.js';
 
-export const SCORE_USAGE = `usage: toolwatch score FILE... --policy P [--format json|table|junit|markdown|html] [--out PATH] [--gate] [--baseline B] [--judges MODULE]
+export const SCORE_USAGE = `usage: toolwatch score FILE... --policy P [options]
 
-  FILE        OTLP/JSON: one ExportTraceServiceRequest per file, or JSON Lines
-              (one request per line, as the Collector's file exporter writes);
-              OTLP/protobuf when the name ends in .pb or .binpb
-  --policy    the policy file (YAML or JSON)
-  --format    json (default): one verdict object per line; table: one line per verdict;
-              junit: a test case per (run, scorer); markdown: for PR comments; html
-  --out       write verdicts to PATH instead of stdout
-  --gate      check the policy's gates (report on stderr); exit 1 when one fails
-  --baseline  verdicts of an earlier run (JSON Lines, as --format json writes them)
-              for the *_vs_baseline gates
-  --judges    a module for llm_judge scorers: exports \`judges\` (by name) or a
+  FILE        OTLP traces, read as a stream: JSON Lines (one ExportTraceServiceRequest
+              per line, as the Collector's file exporter writes), a single OTLP/JSON
+              document, OTLP/protobuf (name ends in .pb or .binpb); gzip when the data
+              starts with gzip's magic bytes or the name ends in .gz; - for stdin
+  --policy P  the policy file (YAML or JSON)
+  --format F  json (default): one verdict object per line, as they are judged;
+              table, markdown, html: a report grouped by rule, scorer, tool, intent
+              and risk, with the gates and the failing runs; junit: a test case per
+              (run, scorer)
+  --out PATH  write the output to PATH instead of stdout
+  --gate      check the policy's gates (on stderr); exit 1 when one fails, when
+              nothing was scored, or when a record was unreadable
+  --allow-unreadable
+              with --gate: unreadable records do not fail the gate
+  --baseline B  verdicts saved by \`toolwatch baseline save\` under the same policy,
+              for the *_vs_baseline gates (requires --gate)
+  --judges M  a module for llm_judge scorers: exports \`judges\` (by name) or a
               default judge function / AI SDK model (used as \`default\`)
+  --window N  a trace is complete when N records have not mentioned it (default
+              1000), or at the end of input
+  -h, --help  this text
 
-exit status: 0 scored (and gates held), 1 a gate failed, 2 bad usage or invalid policy`;
+A one-line summary goes to stderr at the end; a progress line too while stderr is a
+terminal.
 
-/** `toolwatch score`: exit 0 scored (gates held), 1 a gate failed, 2 bad usage or unreadable policy. */
-export async function scoreCommand(argv: string[], io: CliIo): Promise<number> {
+exit status: 0 scored (and gates held), 1 a gate failed, 2 bad usage, unreadable
+policy, or a baseline from another policy, 3 internal error (a bug: please report it)`;
+
+/** `toolwatch score`. */
+export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): Promise<number> {
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);
   } catch (err) {
-    io.stderr(`toolwatch score: ${(err as Error).message}\n${SCORE_USAGE}\n`);
-    return 2;
+    return usage(io, (err as Error).message);
   }
   const { values, positionals } = parsed;
   if (values.help) {
     io.stdout(`${SCORE_USAGE}\n`);
     return 0;
   }
+  const prefix = `toolwatch ${name}`;
   if (!values.policy) return usage(io, '--policy is required');
   if (positionals.length === 0) return usage(io, 'no trace files given');
   const format = (values.format ?? 'json') as ReportFormat;
   if (!REPORT_FORMATS.includes(format)) return usage(io, `unknown format ${format}`);
+  if (values.baseline && !values.gate) return usage(io, '--baseline is only used by --gate; add --gate');
+  if (values['allow-unreadable'] && !values.gate)
+    return usage(io, '--allow-unreadable only applies with --gate');
+  let windowSize: number | undefined;
+  if (values.window !== undefined) {
+    windowSize = Number(values.window);
+    if (!Number.isInteger(windowSize) || windowSize < 1)
+      return usage(io, '--window must be a positive integer');
+  }
+  if (positionals.filter((f) => f === '-').length > 1) return usage(io, '- (stdin) can be given once');
+  for (const file of positionals) {
+    if (file === '-') continue;
+    try {
+      await access(file);
+    } catch (err) {
+      const reason =
+        (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message;
+      io.stderr(`${prefix}: cannot read ${file}: ${reason}\n`);
+      return 2;
+    }
+  }
 
-  let policy: Awaited<ReturnType<typeof loadPolicy>>;
+  let policy: Policy;
   try {
     policy = await loadPolicy(values.policy);
   } catch (err) {
-    io.stderr(`toolwatch score: ${err instanceof PolicyError ? err.message : (err as Error).message}\n`);
+    io.stderr(`${prefix}: ${err instanceof PolicyError ? err.message : (err as Error).message}\n`);
     return 2;
   }
 
-  const requests: unknown[] = [];
-  for (const file of positionals) {
-    let bytes: Buffer;
-    try {
-      bytes = await readFile(file);
-    } catch (err) {
-      io.stderr(`toolwatch score: cannot read ${file}: ${(err as Error).message}\n`);
-      return 2;
-    }
-    if (/\.(bin)?pb$/i.test(file)) {
-      try {
-        requests.push(otlpJsonFromProtobuf(bytes));
-      } catch (err) {
-        io.stderr(`toolwatch score: ${file}: skipped unreadable OTLP/protobuf (${(err as Error).message})\n`);
-      }
-      continue;
-    }
-    for (const request of readRequests(bytes.toString('utf8'), file, io)) requests.push(request);
-  }
-
-  let baseline: Verdict[] | undefined;
+  let baseline: VerdictSummary | undefined;
   if (values.baseline) {
     try {
-      baseline = readVerdicts(await readFile(values.baseline, 'utf8'));
+      baseline = await readBaseline(values.baseline, policy);
     } catch (err) {
-      io.stderr(`toolwatch score: cannot read baseline ${values.baseline}: ${(err as Error).message}\n`);
+      io.stderr(`${prefix}: ${(err as Error).message}\n`);
       return 2;
     }
   }
@@ -94,53 +114,108 @@ export async function scoreCommand(argv: string[], io: CliIo): Promise<number> {
     try {
       judges = await loadJudges(values.judges);
     } catch (err) {
-      io.stderr(`toolwatch score: cannot load judges from ${values.judges}: ${(err as Error).message}\n`);
+      io.stderr(`${prefix}: cannot load judges from ${values.judges}: ${(err as Error).message}\n`);
       return 2;
     }
   }
 
-  const problems: Problem[] = [];
-  const verdicts = await evaluateTraces(requests, policy, { problems, ...(judges ? { judges } : {}) });
-  for (const p of problems) io.stderr(`toolwatch score: ${p.code}: ${p.message}\n`);
-  const out = formatVerdicts(verdicts, format, policy.redact);
-  if (values.out) await writeFile(values.out, out);
-  else io.stdout(out);
+  const log = new ProblemLog(io.stderr, prefix);
+  const output = openOutput(format, values.out, io, { policy });
+  const summarizer = new VerdictSummarizer(policy);
+  const stats = await scoreStream({
+    files: positionals,
+    policy,
+    ...(judges ? { judges } : {}),
+    ...(windowSize !== undefined ? { window: windowSize } : {}),
+    io,
+    log,
+    onVerdict: (v, file) => {
+      summarizer.add(v);
+      return output.add(v, file);
+    },
+  });
+  log.finish();
 
+  let gates: GateOutcome[] | undefined;
+  let failed = false;
+  if (values.gate) {
+    gates = checkGates(summarizer.summary, policy, baseline);
+    failed = gates.some((g) => g.status === 'failed');
+  }
+  await output.finish({
+    ...(gates ? { gates } : {}),
+    input: { files: stats.files, records: stats.records, unreadable: stats.unreadable },
+  });
+  io.stderr(
+    `${prefix}: ${stats.runs} runs scored, ${stats.verdicts} verdicts, ${stats.passed} passed, ${stats.files} files, ${stats.unreadable} unreadable records${
+      stats.split > 0 ? `, ${stats.split} traces split by the window` : ''
+    }\n`,
+  );
+  if (name === 'baseline save' && stats.runs === 0) {
+    io.stderr(`${prefix}: nothing was scored, so the baseline holds no verdicts\n`);
+    return 1;
+  }
   if (!values.gate) return 0;
-  const gates = checkGates(verdicts, policy, baseline);
-  for (const g of gates) io.stderr(`${gateLine(g)}\n`);
-  if (gates.length === 0) io.stderr('toolwatch score: the policy has no gates\n');
-  return gates.every((g) => g.held) ? 0 : 1;
-}
-
-function gateLine(g: GateOutcome): string {
-  const [[op, limit]] = Object.entries(g.threshold) as [[string, number]];
-  const value = g.value === null ? 'n/a' : Number(g.value.toFixed(4)).toString();
-  // A missing baseline value is explained by the note.
-  const base = typeof g.baseline === 'number' ? ` baseline ${Number(g.baseline.toFixed(4))}` : '';
-  return `gate ${g.gate}: ${value}${base} (${op} ${limit}) ${g.held ? 'held' : 'FAILED'}${g.note ? ` — ${g.note}` : ''}`;
+  for (const g of gates!) io.stderr(`${gateLine(g)}\n`);
+  if (gates!.length === 0) io.stderr(`${prefix}: the policy has no gates\n`);
+  if (stats.runs === 0) {
+    io.stderr(`${prefix}: gate FAILED — nothing was scored\n`);
+    return 1;
+  }
+  if (stats.unreadable > 0 && !values['allow-unreadable']) {
+    io.stderr(
+      `${prefix}: gate FAILED — ${stats.unreadable} unreadable records (pass --allow-unreadable to judge what could be read)\n`,
+    );
+    return 1;
+  }
+  return failed ? 1 : 0;
 }
 
 /** `judges` by name, or the default export as the `default` judge. */
-async function loadJudges(path: string): Promise<Record<string, unknown>> {
+export async function loadJudges(path: string): Promise<Record<string, unknown>> {
   const mod = (await import(pathToFileURL(resolve(path)).href)) as { judges?: unknown; default?: unknown };
   if (mod.judges && typeof mod.judges === 'object') return mod.judges as Record<string, unknown>;
   if (mod.default !== undefined) return { default: mod.default };
   throw new Error('the module exports neither `judges` nor a default judge');
 }
 
-/** Verdict objects, one per line; anything else is an error. */
-function readVerdicts(text: string): Verdict[] {
-  const out: Verdict[] = [];
-  text.split('\n').forEach((line, i) => {
-    if (line.trim() === '') return;
-    const v = JSON.parse(line) as Verdict;
-    if (!v || typeof v !== 'object' || !Array.isArray(v.results) || typeof v.passed !== 'boolean') {
-      throw new Error(`line ${i + 1} is not a verdict`);
+/**
+ * A baseline's summary, read line by line. Every verdict must carry the current policy's
+ * digest: numbers measured under another policy are not comparable.
+ */
+async function readBaseline(path: string, policy: Policy): Promise<VerdictSummary> {
+  const summarizer = new VerdictSummarizer(policy);
+  let lineNo = 0;
+  const lines = createInterface({ input: createReadStream(path), crlfDelay: Number.POSITIVE_INFINITY });
+  try {
+    for await (const line of lines) {
+      lineNo++;
+      if (line.trim() === '') continue;
+      let v: Verdict;
+      try {
+        v = JSON.parse(line) as Verdict;
+      } catch {
+        throw new Error(
+          `baseline ${path}:${lineNo}: not JSON; a baseline is what \`toolwatch baseline save\` writes`,
+        );
+      }
+      if (!v || typeof v !== 'object' || !Array.isArray(v.results) || typeof v.passed !== 'boolean') {
+        throw new Error(`baseline ${path}:${lineNo}: not a verdict`);
+      }
+      if (v.policy_digest !== policy.digest) {
+        throw new Error(
+          `baseline ${path} was saved under policy digest ${String(v.policy_digest)}, the current policy's digest is ${policy.digest}; the numbers are not comparable — save a new baseline with this policy`,
+        );
+      }
+      summarizer.add(v);
     }
-    out.push(v);
-  });
-  return out;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new Error(`cannot read baseline ${path}: no such file`);
+    throw err;
+  }
+  if (summarizer.summary.runs === 0) throw new Error(`baseline ${path} holds no verdicts`);
+  return summarizer.summary;
 }
 
 function parse(argv: string[]) {
@@ -154,7 +229,9 @@ function parse(argv: string[]) {
       out: { type: 'string', short: 'o' },
       gate: { type: 'boolean' },
       baseline: { type: 'string' },
+      'allow-unreadable': { type: 'boolean' },
       judges: { type: 'string' },
+      window: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -163,23 +240,4 @@ function parse(argv: string[]) {
 function usage(io: CliIo, message: string): number {
   io.stderr(`toolwatch score: ${message}\n${SCORE_USAGE}\n`);
   return 2;
-}
-
-/** A whole-file JSON document, or JSON Lines; unreadable lines are reported and skipped. */
-function readRequests(text: string, file: string, io: CliIo): unknown[] {
-  try {
-    return [JSON.parse(text)];
-  } catch {
-    // Not one document: JSON Lines.
-  }
-  const out: unknown[] = [];
-  text.split('\n').forEach((line, i) => {
-    if (line.trim() === '') return;
-    try {
-      out.push(JSON.parse(line));
-    } catch (err) {
-      io.stderr(`toolwatch score: ${file}:${i + 1}: skipped unreadable line (${(err as Error).message})\n`);
-    }
-  });
-  return out;
 }

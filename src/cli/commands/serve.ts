@@ -1,0 +1,171 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { type Listen, type RunningGateway, startGateway } from '../../gateway/start-gateway.js';
+import { loadPolicy } from '../../policy/load-policy.js';
+import { PolicyError } from '../../policy/policy-error.js';
+import type { Policy } from '../../types.js';
+import type { CliIo } from '../cli-io.js';
+
+export const SERVE_USAGE = `usage: toolwatch serve --policy P [options]
+
+Runs the gateway: receives OTLP traces, judges every complete trace with the policy,
+writes the verdicts onto the agent spans and forwards every span.
+
+  --policy P            the policy file (YAML or JSON); read once, its digest printed
+  --http HOST:PORT      OTLP/HTTP (/v1/traces, protobuf or JSON, gzip); default
+                        127.0.0.1:4318; "off" disables it
+  --grpc HOST:PORT      OTLP/gRPC; default 127.0.0.1:4317; "off" disables it
+  --metrics HOST:PORT   /metrics, /healthz, /readyz; default 127.0.0.1:9464; "off"
+                        (they are also served on the HTTP listener)
+  --forward URL         an OTLP/HTTP endpoint to forward to (repeatable); a URL with
+                        no path gets /v1/traces. Without one, spans are judged and dropped
+                        (counted, reason no_forward_endpoint)
+  --token-file F        require "Authorization: Bearer <token>" (token read from F)
+  --token-env NAME      the same, token from the environment variable NAME
+  --tls-cert F --tls-key F   serve HTTPS and gRPC over TLS with this PEM pair
+  --decision-wait MS    quiet time before a trace with its outermost agent span is
+                        judged (default 2000)
+  --max-wait MS         longest a trace is held (default 30000)
+  --max-held-spans N    spans held before 429 / RESOURCE_EXHAUSTED (default 200000)
+  --max-request-bytes N body limit (413), default 16777216
+  --max-decompressed-bytes N  limit after gunzip (413), default 67108864
+  --drain-timeout MS    on SIGTERM, how long to wait for forwarding (default 30000)
+  -h, --help            this text
+
+Binds to 127.0.0.1 unless told otherwise. SIGTERM or SIGINT: stop accepting, judge what
+is pending, flush, exit 0.`;
+
+/** `toolwatch serve`: runs until SIGTERM/SIGINT (or `stop` resolves, for tests). */
+export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<void>): Promise<number> {
+  let values: Record<string, string | string[] | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        policy: { type: 'string' },
+        http: { type: 'string' },
+        grpc: { type: 'string' },
+        metrics: { type: 'string' },
+        forward: { type: 'string', multiple: true },
+        'token-file': { type: 'string' },
+        'token-env': { type: 'string' },
+        'tls-cert': { type: 'string' },
+        'tls-key': { type: 'string' },
+        'decision-wait': { type: 'string' },
+        'max-wait': { type: 'string' },
+        'max-held-spans': { type: 'string' },
+        'max-request-bytes': { type: 'string' },
+        'max-decompressed-bytes': { type: 'string' },
+        'drain-timeout': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (err) {
+    io.stderr(`toolwatch serve: ${(err as Error).message}\n${SERVE_USAGE}\n`);
+    return 2;
+  }
+  if (values.help) {
+    io.stdout(`${SERVE_USAGE}\n`);
+    return 0;
+  }
+  const problems: string[] = [];
+  const listen = (name: string, fallback: string): Listen | undefined => {
+    const text = (values[name] as string | undefined) ?? fallback;
+    if (text === 'off') return undefined;
+    const m = /^(.*):(\d+)$/.exec(text);
+    if (!m || Number(m[2]) > 65535) {
+      problems.push(`--${name}: expected HOST:PORT or off, got ${JSON.stringify(text)}`);
+      return undefined;
+    }
+    return { host: m[1]!.replace(/^\[(.*)\]$/, '$1') || '127.0.0.1', port: Number(m[2]) };
+  };
+  const number = (name: string): number | undefined => {
+    const text = values[name] as string | undefined;
+    if (text === undefined) return undefined;
+    if (!/^\d+$/.test(text)) problems.push(`--${name}: expected a whole number, got ${JSON.stringify(text)}`);
+    return Number(text);
+  };
+  const http = listen('http', '127.0.0.1:4318');
+  const grpc = listen('grpc', '127.0.0.1:4317');
+  const metrics = listen('metrics', '127.0.0.1:9464');
+  const forward = ((values.forward as string[] | undefined) ?? []).map((url) => {
+    try {
+      const u = new URL(url);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
+      if (u.pathname === '/' || u.pathname === '') u.pathname = '/v1/traces';
+      return u.toString();
+    } catch {
+      problems.push(`--forward: not an http(s) URL: ${JSON.stringify(url)}`);
+      return '';
+    }
+  });
+  let token: string | undefined;
+  try {
+    if (values['token-file']) token = readFileSync(values['token-file'] as string, 'utf8').trim();
+    else if (values['token-env']) {
+      token = process.env[values['token-env'] as string];
+      if (!token) problems.push(`--token-env: ${values['token-env']} is not set or empty`);
+    }
+    if (token === '') problems.push('--token-file: the token file is empty');
+  } catch (err) {
+    problems.push(`--token-file: ${(err as Error).message}`);
+  }
+  if (Boolean(values['tls-cert']) !== Boolean(values['tls-key'])) problems.push('--tls-cert and --tls-key go together');
+  const options = {
+    decisionWaitMs: number('decision-wait'),
+    maxWaitMs: number('max-wait'),
+    maxHeldSpans: number('max-held-spans'),
+    maxRequestBytes: number('max-request-bytes'),
+    maxDecompressedBytes: number('max-decompressed-bytes'),
+    drainTimeoutMs: number('drain-timeout'),
+  };
+  if (!values.policy) problems.push('--policy is required');
+  if (problems.length > 0) {
+    io.stderr(`${problems.map((p) => `toolwatch serve: ${p}`).join('\n')}\n${SERVE_USAGE}\n`);
+    return 2;
+  }
+  let policy: Policy;
+  try {
+    policy = await loadPolicy(values.policy as string);
+  } catch (err) {
+    io.stderr(`toolwatch serve: ${err instanceof PolicyError ? err.message : (err as Error).message}\n`);
+    return 2;
+  }
+  let running: RunningGateway;
+  try {
+    running = await startGateway({
+      policy,
+      forward,
+      ...(http ? { http } : {}),
+      ...(grpc ? { grpc } : {}),
+      ...(metrics ? { metrics } : {}),
+      ...(token !== undefined ? { token } : {}),
+      ...(values['tls-cert'] ? { tls: { cert: values['tls-cert'] as string, key: values['tls-key'] as string } } : {}),
+      ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
+    });
+  } catch (err) {
+    io.stderr(`toolwatch serve: cannot start: ${(err as Error).message}\n`);
+    return 2;
+  }
+  const a = running.addresses;
+  io.stderr(
+    `toolwatch serve: policy ${values.policy} digest ${policy.digest}\n` +
+      `toolwatch serve: listening${a.http ? ` http ${a.http}` : ''}${a.grpc ? ` grpc ${a.grpc}` : ''}${a.metrics ? ` metrics ${a.metrics}` : ''}\n` +
+      `toolwatch serve: forwarding to ${forward.length > 0 ? forward.join(', ') : 'nothing (spans are judged and dropped)'}\n`,
+  );
+  await new Promise<void>((resolve) => {
+    const done = (signal: string) => {
+      io.stderr(`toolwatch serve: ${signal}: draining\n`);
+      resolve();
+    };
+    process.once('SIGTERM', () => done('SIGTERM'));
+    process.once('SIGINT', () => done('SIGINT'));
+    stop?.then(() => done('stop'));
+  });
+  await running.close();
+  const r = running.gateway.registry;
+  io.stderr(
+    `toolwatch serve: stopped; spans received ${r.total('toolwatch_gateway_spans_received_total')}, forwarded ${r.total('toolwatch_gateway_spans_forwarded_total')}, dead-lettered ${r.total('toolwatch_gateway_spans_dead_lettered_total')}, dropped ${r.total('toolwatch_gateway_spans_dropped_total')}\n`,
+  );
+  return 0;
+}

@@ -1,0 +1,186 @@
+import { stat } from 'node:fs/promises';
+import { spansFromOtlpJson } from '../conventions/from-otlp-json.js';
+import { evaluateTraces } from '../evaluation/evaluate-traces.js';
+import { JudgeLimiter } from '../evaluation/judge-limiter.js';
+import { readRecords } from '../input/read-records.js';
+import { type TraceGroup, TraceWindow } from '../input/trace-window.js';
+import type { Policy, Problem, Verdict } from '../types.js';
+import type { CliIo } from './cli-io.js';
+import type { ProblemLog } from './problem-log.js';
+
+export interface ScoreStreamOptions {
+  files: string[];
+  policy: Policy;
+  /**
+   * The policy a complete trace is judged with (eval datasets pick the case's rule); return
+   * undefined to leave the trace unscored (counted as unmatched). Default: `policy`.
+   */
+  select?: (group: TraceGroup) => Policy | undefined;
+  judges?: Record<string, unknown>;
+  /** Records without a mention before a trace is complete. Default 1000. */
+  window?: number;
+  maxOpenSpans?: number;
+  onVerdict: (verdict: Verdict, file: string) => void | Promise<void>;
+  io: CliIo;
+  log: ProblemLog;
+}
+
+export interface ScoreStats {
+  /** Distinct agent runs that got at least one verdict. */
+  runs: number;
+  verdicts: number;
+  passed: number;
+  files: number;
+  records: number;
+  /** Records that could not be read, or were read with spans that had to be dropped. */
+  unreadable: number;
+  /** Traces no case was tied to (eval datasets only). */
+  unmatched: number;
+  /** Traces that reappeared after their window closed, or were closed early by the span bound. */
+  split: number;
+  bytes: number;
+}
+
+/**
+ * `toolwatch score`'s engine: reads every input as a stream, decodes each record on its own,
+ * groups spans by trace in a bounded window and judges each trace as it completes, with one
+ * judge budget for the whole run. Memory is bounded by the window, not by the input.
+ */
+export async function scoreStream(options: ScoreStreamOptions): Promise<ScoreStats> {
+  const { policy, io, log } = options;
+  const stats: ScoreStats = {
+    runs: 0,
+    verdicts: 0,
+    passed: 0,
+    files: 0,
+    records: 0,
+    unreadable: 0,
+    unmatched: 0,
+    split: 0,
+    bytes: 0,
+  };
+  const window = new TraceWindow({
+    ...(options.window !== undefined ? { window: options.window } : {}),
+    ...(options.maxOpenSpans !== undefined ? { maxOpenSpans: options.maxOpenSpans } : {}),
+  });
+  const limiter = new JudgeLimiter({
+    maxPerMinute: policy.judge.maxPerMinute,
+    maxConcurrent: policy.judge.maxConcurrent,
+  });
+  const progress = io.stderrIsTTY ? startProgress(options.files, stats, io) : undefined;
+
+  const judge = async (group: TraceGroup) => {
+    const chosen = options.select ? options.select(group) : policy;
+    if (!chosen) {
+      stats.unmatched++;
+      return;
+    }
+    const problems: Problem[] = [];
+    const verdicts = await evaluateTraces(group.spans, chosen, {
+      problems,
+      limiter,
+      ...(options.judges ? { judges: options.judges } : {}),
+    });
+    for (const p of problems)
+      log.report(p.code, `${group.file}${group.line ? `:${group.line}` : ''}`, p.message);
+    let lastRun = '';
+    for (const v of verdicts) {
+      // Verdicts come ordered by run, then rule: a new run is a new (trace, span).
+      const run = `${v.trace_id}/${v.span_id}`;
+      if (run !== lastRun) {
+        stats.runs++;
+        lastRun = run;
+      }
+      stats.verdicts++;
+      if (v.passed) stats.passed++;
+      await options.onVerdict(v, group.file);
+    }
+  };
+
+  const noteWindow = () => {
+    const events = window.events.splice(0);
+    for (const e of events) {
+      log.report(
+        e.kind === 'reappeared' ? 'split_trace' : 'forced_trace',
+        `${e.file}:${e.line}`,
+        e.kind === 'reappeared'
+          ? `trace ${e.traceId} reappeared after its window closed; its runs were judged without these spans (raise --window)`
+          : `trace ${e.traceId} judged before its window closed: more than the open-span bound are buffered`,
+      );
+    }
+  };
+
+  try {
+    for (const file of options.files) {
+      stats.files++;
+      const records = readRecords(file, {
+        onProblem: (p) => {
+          stats.unreadable += p.records;
+          const where = `${file}${p.line ? `:${p.line}${p.toLine ? `-${p.toLine}` : ''}` : ''}${
+            p.offset !== undefined ? ` (byte ${p.offset})` : ''
+          }`;
+          log.report(p.records > 0 ? 'unreadable' : 'input', where, p.message);
+        },
+        onBytes: (n) => {
+          stats.bytes += n;
+        },
+        ...(io.stdin ? { stdin: io.stdin } : {}),
+      });
+      for await (const record of records) {
+        stats.records++;
+        const problems: Problem[] = [];
+        const spans = spansFromOtlpJson(record.value, problems);
+        if (problems.length > 0) {
+          stats.unreadable++;
+          for (const p of problems)
+            log.report(p.code, `${file}${record.line ? `:${record.line}` : ''}`, p.message);
+        }
+        const done = window.add(spans, file, record.line);
+        if (window.reappeared + window.forced !== stats.split) {
+          stats.split = window.reappeared + window.forced;
+          noteWindow();
+        }
+        for (const group of done) await judge(group);
+      }
+    }
+    for (const group of window.drain()) await judge(group);
+  } finally {
+    progress?.stop();
+  }
+  return stats;
+}
+
+/** A progress line on a terminal: runs scored, runs/s, bytes read of the total. */
+function startProgress(files: string[], stats: ScoreStats, io: CliIo): { stop: () => void } {
+  const started = Date.now();
+  let total: number | undefined;
+  Promise.all(
+    files.map((f) =>
+      f === '-'
+        ? Promise.resolve(undefined)
+        : stat(f).then(
+            (s) => s.size,
+            () => undefined,
+          ),
+    ),
+  )
+    .then((sizes) => {
+      if (sizes.every((s) => s !== undefined)) total = sizes.reduce((a, b) => a + (b ?? 0), 0);
+    })
+    .catch(() => {});
+  const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
+  const timer = setInterval(() => {
+    const seconds = (Date.now() - started) / 1000;
+    const rate = seconds > 0 ? Math.round(stats.runs / seconds) : 0;
+    io.stderr(
+      `\r\x1b[K${stats.runs} runs scored, ${rate} runs/s, ${mb(stats.bytes)}${total !== undefined ? ` / ${mb(total)}` : ''} MB read`,
+    );
+  }, 500);
+  timer.unref();
+  return {
+    stop: () => {
+      clearInterval(timer);
+      io.stderr('\r\x1b[K');
+    },
+  };
+}

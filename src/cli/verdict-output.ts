@@ -1,0 +1,94 @@
+import { createWriteStream } from 'node:fs';
+import type { GateOutcome } from '../evaluation/check-gates.js';
+import { JunitSpool } from '../report/junit.js';
+import { renderHtml } from '../report/render-html.js';
+import { renderMarkdown } from '../report/render-markdown.js';
+import { renderText } from '../report/render-text.js';
+import { ReportBuilder, type ReportBuilderOptions } from '../report/report-builder.js';
+import type { InputStats, Report, RolloutGrid } from '../report/report-types.js';
+import type { Verdict } from '../types.js';
+import type { CliIo } from './cli-io.js';
+
+export type ReportFormat = 'json' | 'table' | 'junit' | 'markdown' | 'html';
+
+export const REPORT_FORMATS: readonly ReportFormat[] = ['json', 'table', 'junit', 'markdown', 'html'];
+
+export interface ReportExtras {
+  gates?: GateOutcome[];
+  input?: InputStats;
+  grid?: RolloutGrid;
+}
+
+/**
+ * Where verdicts go as they are judged: JSON Lines are written at once; JUnit is spooled;
+ * the table, Markdown and HTML reports aggregate in bounded memory and render at the end.
+ */
+export interface VerdictOutput {
+  add(v: Verdict, file?: string): void | Promise<void>;
+  /** Writes what remains and closes the destination. */
+  finish(extras?: ReportExtras): Promise<void>;
+  /** The aggregate report, for the report formats (undefined for json and junit). */
+  readonly builder?: ReportBuilder;
+}
+
+type Write = (text: string) => void | Promise<void>;
+
+function destination(path: string | undefined, io: CliIo): { write: Write; close: () => Promise<void> } {
+  if (!path) return { write: io.stdout, close: async () => {} };
+  const stream = createWriteStream(path);
+  let failed: Error | undefined;
+  stream.on('error', (err) => {
+    failed = err;
+  });
+  return {
+    write: (text) => {
+      if (failed) throw failed;
+      if (!stream.write(text)) return new Promise((resolve) => stream.once('drain', resolve));
+    },
+    close: () =>
+      new Promise((resolve, reject) => {
+        if (failed) return reject(failed);
+        stream.once('error', reject);
+        stream.end(() => resolve());
+      }),
+  };
+}
+
+export function openOutput(
+  format: ReportFormat,
+  path: string | undefined,
+  io: CliIo,
+  options: ReportBuilderOptions,
+): VerdictOutput {
+  const dest = destination(path, io);
+  if (format === 'json') {
+    return {
+      add: (v) => dest.write(`${JSON.stringify(v)}\n`),
+      finish: () => dest.close(),
+    };
+  }
+  if (format === 'junit') {
+    const spool = new JunitSpool(options.redact ?? options.policy?.redact, options.title ?? 'toolwatch');
+    return {
+      add: (v, file) => spool.add(v, file),
+      finish: async () => {
+        await spool.finish(dest.write);
+        await dest.close();
+      },
+    };
+  }
+  const builder = new ReportBuilder(options);
+  const render: (r: Report) => string =
+    format === 'table' ? renderText : format === 'markdown' ? renderMarkdown : renderHtml;
+  return {
+    builder,
+    add: (v, file) => builder.add(v, file),
+    finish: async (extras = {}) => {
+      if (extras.gates) builder.setGates(extras.gates);
+      if (extras.input) builder.setInput(extras.input);
+      if (extras.grid) builder.setGrid(extras.grid);
+      await dest.write(render(builder.build()));
+      await dest.close();
+    },
+  };
+}

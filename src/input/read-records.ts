@@ -1,0 +1,419 @@
+import { createReadStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
+import { createGunzip } from 'node:zlib';
+import { otlpJsonFromProtobuf } from '../otlp/otlp-protobuf.js';
+import { printable } from './printable.js';
+
+/** One OTLP request read from an input: `line` is 1-based (0 for a whole binary file). */
+export interface TraceRecord {
+  file: string;
+  line: number;
+  value: unknown;
+}
+
+/** Something that could not be read; `records` is how many records it cost (0 for a warning). */
+export interface InputProblem {
+  file: string;
+  /** First line concerned (1-based), when the input is text. */
+  line?: number;
+  /** Last line, when the problem covers a run of lines. */
+  toLine?: number;
+  /** Byte offset in the (decompressed) input, when that is more useful than a line. */
+  offset?: number;
+  message: string;
+  records: number;
+}
+
+export interface ReadRecordsOptions {
+  onProblem: (problem: InputProblem) => void;
+  /** Called with the count of raw bytes read (compressed bytes for gzip), for progress. */
+  onBytes?: (bytes: number) => void;
+  /** The stream read for `-`. The CLI passes `process.stdin`. */
+  stdin?: Readable;
+  /**
+   * Largest single JSON document or protobuf file held whole (JSON Lines are read line by
+   * line and have no such limit; one line is bounded by this too). Default 256 MiB.
+   */
+  maxDocumentBytes?: number;
+  /** Leading lines that may all be unreadable before a file is declared not OTLP/JSON. Default 1000. */
+  maxLeadingUnreadable?: number;
+}
+
+const MiB = 1024 * 1024;
+const GZIP_MAGIC = [0x1f, 0x8b];
+
+/**
+ * Reads OTLP trace requests from one input as a stream: JSON Lines line by line (the
+ * Collector file exporter's form), a single pretty-printed OTLP/JSON document, a JSON array
+ * of requests, or OTLP/protobuf (`.pb`/`.binpb`); gzip-compressed when the data starts with
+ * gzip's magic bytes (whatever the name) or the name ends in `.gz`; `-` is `stdin`.
+ *
+ * Bad input never throws and is reported once per problem with its file and line: a run of
+ * consecutive unreadable lines is one problem; a file where nothing can be read (binary,
+ * truncated document, plain text) is one problem; lines that parse but are not an
+ * `ExportTraceServiceRequest` (`{}`) count as unreadable.
+ */
+export async function* readRecords(file: string, options: ReadRecordsOptions): AsyncGenerator<TraceRecord> {
+  const maxDocument = options.maxDocumentBytes ?? 256 * MiB;
+  const report = options.onProblem;
+  let source: Readable;
+  try {
+    source = file === '-' ? (options.stdin ?? failNoStdin()) : createReadStream(file);
+  } catch (err) {
+    report({ file, message: `cannot read: ${(err as Error).message}`, records: 1 });
+    return;
+  }
+  const chunks = countBytes(source, options.onBytes);
+  let head: Buffer;
+  try {
+    head = await peek(chunks, 2);
+  } catch (err) {
+    report({ file, message: `cannot read: ${(err as Error).message}`, records: 1 });
+    return;
+  }
+  const gzipped = (head[0] === GZIP_MAGIC[0] && head[1] === GZIP_MAGIC[1]) || /\.gz$/i.test(file);
+  const data: AsyncIterable<Buffer> = gzipped ? gunzip(chunks.rest(head)) : chunks.rest(head);
+  const bare = file.replace(/\.gz$/i, '');
+  try {
+    if (/\.(bin)?pb$/i.test(bare)) yield* readProtobuf(file, data, maxDocument, report);
+    else yield* readJson(file, data, maxDocument, options.maxLeadingUnreadable ?? 1000, report);
+  } catch (err) {
+    // Stream errors (a corrupt gzip member, an I/O error): what was read stays read.
+    const what = gzipped ? 'gzip data is corrupt or truncated' : 'read failed';
+    report({ file, message: `${what}: ${printable((err as Error).message)}`, records: 1 });
+  } finally {
+    source.destroy();
+  }
+}
+
+function failNoStdin(): never {
+  throw new Error('no standard input');
+}
+
+async function* readProtobuf(
+  file: string,
+  data: AsyncIterable<Buffer>,
+  maxDocument: number,
+  report: ReadRecordsOptions['onProblem'],
+): AsyncGenerator<TraceRecord> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of data) {
+    size += chunk.length;
+    if (size > maxDocument) {
+      report({
+        file,
+        message: `OTLP/protobuf file larger than ${maxDocument / MiB} MiB; split it`,
+        records: 1,
+      });
+      return;
+    }
+    parts.push(chunk);
+  }
+  if (size === 0) {
+    report({ file, message: 'empty file, no records', records: 0 });
+    return;
+  }
+  let value: unknown;
+  try {
+    value = otlpJsonFromProtobuf(Buffer.concat(parts));
+  } catch (err) {
+    report({ file, message: `unreadable OTLP/protobuf (${printable((err as Error).message)})`, records: 1 });
+    return;
+  }
+  yield { file, line: 0, value };
+}
+
+/** A run of unreadable lines, reported as one problem when it ends. */
+interface BadRun {
+  from: number;
+  to: number;
+  count: number;
+  first: string;
+}
+
+async function* readJson(
+  file: string,
+  data: AsyncIterable<Buffer>,
+  maxDocument: number,
+  maxLeadingUnreadable: number,
+  report: ReadRecordsOptions['onProblem'],
+): AsyncGenerator<TraceRecord> {
+  const decoder = new StringDecoder('utf8');
+  let carry = '';
+  let lineNo = 0;
+  let good = 0;
+  let sawText = false;
+  let checkedBinary = false;
+  let bad: BadRun | undefined;
+  // A first line that opens but does not close a JSON value: maybe a pretty-printed document.
+  let doc: string[] | undefined;
+  let docSize = 0;
+
+  const flushBad = () => {
+    if (!bad) return;
+    const { from, to, count, first } = bad;
+    bad = undefined;
+    report(
+      count === 1
+        ? { file, line: from, message: first, records: 1 }
+        : {
+            file,
+            line: from,
+            toLine: to,
+            message: `${count} unreadable lines (first: ${first})`,
+            records: count,
+          },
+    );
+  };
+  const noteBad = (line: number, message: string) => {
+    if (bad) {
+      bad.to = line;
+      bad.count++;
+    } else bad = { from: line, to: line, count: 1, first: message };
+  };
+
+  // Returns false to stop reading the file.
+  function* handle(line: string): Generator<TraceRecord, boolean> {
+    lineNo++;
+    const text = line.endsWith('\r') ? line.slice(0, -1) : line;
+    if (doc) {
+      // Inside a candidate document, a line that is a whole request means JSON Lines after all.
+      const value = text.length > 0 && text[0] === '{' ? tryParse(text) : undefined;
+      if (value !== undefined && isRequestShaped(value)) {
+        const lines = doc.length;
+        doc = undefined;
+        docSize = 0;
+        report({
+          file,
+          line: lineNo - lines,
+          ...(lines > 1 ? { toLine: lineNo - 1 } : {}),
+          message:
+            lines > 1
+              ? `${lines} unreadable lines (a truncated record?)`
+              : 'unreadable line (a truncated record?)',
+          records: lines,
+        });
+        good++;
+        yield { file, line: lineNo, value };
+        return true;
+      }
+      doc.push(text);
+      docSize += text.length + 1;
+      if (docSize > maxDocument) {
+        report({
+          file,
+          line: lineNo - doc.length + 1,
+          message: `a single JSON document larger than ${maxDocument / MiB} MiB; write JSON Lines (one request per line) instead`,
+          records: 1,
+        });
+        doc = undefined;
+        return false;
+      }
+      return true;
+    }
+    if (text.trim() === '') return true;
+    if (text.length > maxDocument) {
+      noteBad(lineNo, `line longer than ${maxDocument / MiB} MiB`);
+      return true;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      const first = text.trimStart()[0];
+      if (!sawText && good === 0 && !bad && (first === '{' || first === '[')) {
+        doc = [text];
+        docSize = text.length + 1;
+        sawText = true;
+        return true;
+      }
+      sawText = true;
+      noteBad(lineNo, `not JSON: ${printable((err as Error).message)}`);
+      return !(good === 0 && bad !== undefined && bad.count >= maxLeadingUnreadable);
+    }
+    sawText = true;
+    if (isRequestShaped(value)) {
+      flushBad();
+      good++;
+      yield { file, line: lineNo, value };
+    } else if (Array.isArray(value) && value.length > 0 && value.every(isRequestShaped)) {
+      flushBad();
+      good += value.length;
+      for (const item of value) yield { file, line: lineNo, value: item };
+    } else {
+      noteBad(lineNo, `not an OTLP ExportTraceServiceRequest (${describeValue(value)})`);
+    }
+    return true;
+  }
+
+  for await (const chunk of data) {
+    if (!checkedBinary) {
+      checkedBinary = true;
+      const at = binaryOffset(chunk);
+      if (at >= 0) {
+        report({
+          file,
+          offset: at,
+          message: `binary data, not OTLP/JSON (byte 0x${chunk[at]!.toString(16).padStart(2, '0')} at offset ${at}); OTLP/protobuf files must be named .pb or .binpb`,
+          records: 1,
+        });
+        return;
+      }
+    }
+    const text = carry + decoder.write(chunk);
+    let start = 0;
+    let nl = text.indexOf('\n');
+    while (nl !== -1) {
+      const keepGoing = yield* handle(text.slice(start, nl));
+      if (!keepGoing) return stopEarly();
+      start = nl + 1;
+      nl = text.indexOf('\n', start);
+    }
+    carry = text.slice(start);
+    if (carry.length > maxDocument && !doc) {
+      report({ file, line: lineNo + 1, message: `line longer than ${maxDocument / MiB} MiB`, records: 1 });
+      return;
+    }
+  }
+  const last = carry + decoder.end();
+  if (last.length > 0 && !(yield* handle(last))) return stopEarly();
+
+  if (doc) {
+    const whole = doc.join('\n');
+    let value: unknown;
+    try {
+      value = JSON.parse(whole);
+    } catch (err) {
+      report({
+        file,
+        line: lineNo - doc.length + 1,
+        message: `not a complete JSON document (${printable((err as Error).message)}; ${whole.length} characters read — truncated?)`,
+        records: 1,
+      });
+      return;
+    }
+    const items = Array.isArray(value) ? value : [value];
+    if (items.length > 0 && items.every(isRequestShaped)) {
+      for (const item of items) yield { file, line: lineNo - doc.length + 1, value: item };
+    } else {
+      report({
+        file,
+        line: 1,
+        message: `not an OTLP ExportTraceServiceRequest (${describeValue(value)})`,
+        records: 1,
+      });
+    }
+    return;
+  }
+  if (good === 0 && bad) {
+    const b = bad as BadRun;
+    report({
+      file,
+      line: b.from,
+      message: `not OTLP/JSON: no line could be read (${b.count} unreadable; line ${b.from}: ${b.first})`,
+      records: b.count,
+    });
+    return;
+  }
+  flushBad();
+  if (!sawText) report({ file, message: 'empty file, no records', records: 0 });
+
+  function stopEarly(): void {
+    const b = bad;
+    if (!b) return;
+    report({
+      file,
+      line: b.from,
+      message: `not OTLP/JSON: the first ${b.count} lines are unreadable (line ${b.from}: ${b.first}); stopped reading`,
+      records: b.count,
+    });
+  }
+}
+
+function tryParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** An `ExportTraceServiceRequest`: an object with a `resourceSpans` (or snake_case) array. */
+function isRequestShaped(value: unknown): boolean {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const v = value as Record<string, unknown>;
+  return Array.isArray(v.resourceSpans) || Array.isArray(v.resource_spans);
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return value.length === 0 ? 'an empty array' : 'an array of other things';
+  if (typeof value === 'object') {
+    const keys = Object.keys(value as object);
+    return keys.length === 0
+      ? 'an empty object'
+      : `an object without resourceSpans; keys ${printable(keys.slice(0, 5).join(', '), 80)}`;
+  }
+  return typeof value;
+}
+
+/** Offset of the first byte no text file has (NUL or a C0 control other than tab/LF/FF/CR/ESC), or -1. */
+function binaryOffset(chunk: Buffer): number {
+  const n = Math.min(chunk.length, 4096);
+  for (let i = 0; i < n; i++) {
+    const b = chunk[i]!;
+    if (b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0c && b !== 0x0d && b !== 0x1b) return i;
+  }
+  return -1;
+}
+
+/** A chunk iterator that can give back what it peeked. */
+interface Chunks {
+  next(): Promise<Buffer | undefined>;
+  rest(head: Buffer): AsyncIterable<Buffer>;
+}
+
+function countBytes(source: Readable, onBytes?: (n: number) => void): Chunks {
+  const it = source[Symbol.asyncIterator]() as AsyncIterator<Buffer | string>;
+  const next = async () => {
+    const r = await it.next();
+    if (r.done) return undefined;
+    const chunk = typeof r.value === 'string' ? Buffer.from(r.value) : r.value;
+    onBytes?.(chunk.length);
+    return chunk;
+  };
+  return {
+    next,
+    async *rest(head: Buffer) {
+      if (head.length > 0) yield head;
+      for (let c = await next(); c !== undefined; c = await next()) yield c;
+    },
+  };
+}
+
+/** At least `n` bytes from the front of the stream (fewer at its end). */
+async function peek(chunks: Chunks, n: number): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  while (size < n) {
+    const c = await chunks.next();
+    if (c === undefined) break;
+    parts.push(c);
+    size += c.length;
+  }
+  return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+}
+
+async function* gunzip(data: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  const gz = createGunzip();
+  const source = Readable.from(data);
+  source.on('error', (err) => gz.destroy(err));
+  source.pipe(gz);
+  try {
+    for await (const chunk of gz) yield chunk as Buffer;
+  } finally {
+    source.destroy();
+  }
+}

@@ -1,0 +1,186 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
+import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type InputProblem, readRecords, type TraceRecord } from '../../src/input/read-records.js';
+import { TraceBuilder } from '../helpers/trace-builder.js';
+
+let dir: string;
+
+function request(traceId: string) {
+  const t = new TraceBuilder({ traceId });
+  t.agent('refund-agent').tool('get_order_detail', { args: { order_id: 'A1024' } });
+  return t.toOtlp();
+}
+
+const ids = (n: number) => Array.from({ length: n }, (_, i) => (i + 1).toString(16).padStart(32, '0'));
+const jsonl = (n: number) =>
+  `${ids(n)
+    .map((id) => JSON.stringify(request(id)))
+    .join('\n')}\n`;
+
+async function read(
+  name: string,
+  content: string | Uint8Array,
+  options: { stdin?: Readable; maxLeadingUnreadable?: number } = {},
+): Promise<{ records: TraceRecord[]; problems: InputProblem[] }> {
+  const path = name === '-' ? '-' : join(dir, name);
+  if (name !== '-') await writeFile(path, content);
+  const problems: InputProblem[] = [];
+  const records: TraceRecord[] = [];
+  for await (const r of readRecords(path, { onProblem: (p) => problems.push(p), ...options }))
+    records.push(r);
+  return { records, problems };
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'toolwatch-input-'));
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('readRecords', () => {
+  it('reads JSON Lines line by line, with 1-based line numbers, CRLF and blank lines too', async () => {
+    const text = jsonl(3).replace(/\n/g, '\r\n').replace('\r\n', '\r\n\r\n');
+    const { records, problems } = await read('a.jsonl', text);
+    expect(problems).toEqual([]);
+    expect(records.map((r) => r.line)).toEqual([1, 3, 4]);
+    expect(records[2]!.value).toEqual(request(ids(3)[2]!));
+  });
+
+  it('reads gzip by magic bytes whatever the name, and by a .gz name', async () => {
+    const zipped = gzipSync(jsonl(5));
+    const [named, unnamed] = await Promise.all([read('t.jsonl.gz', zipped), read('t.data', zipped)]);
+    expect(named.records).toHaveLength(5);
+    expect(unnamed.records).toHaveLength(5);
+    expect(named.problems).toEqual([]);
+  });
+
+  it('reports a truncated gzip file once, keeping the records read before the cut', async () => {
+    const zipped = gzipSync(jsonl(200));
+    const { records, problems } = await read(
+      'cut.jsonl.gz',
+      zipped.subarray(0, Math.floor(zipped.length * 0.6)),
+    );
+    expect(records.length).toBeGreaterThan(10);
+    expect(records.length).toBeLessThan(200);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]!.message).toMatch(/^gzip data is corrupt or truncated/);
+  });
+
+  it('reads a single pretty-printed document and a JSON array of requests', async () => {
+    const [doc, array] = await Promise.all([
+      read('doc.json', JSON.stringify(request(ids(1)[0]!), null, 2)),
+      read('array.json', JSON.stringify([request(ids(2)[0]!), request(ids(2)[1]!)], null, 2)),
+    ]);
+    expect(doc.problems).toEqual([]);
+    expect(doc.records).toHaveLength(1);
+    expect(doc.records[0]!.value).toEqual(request(ids(1)[0]!));
+    expect(array.records).toHaveLength(2);
+  });
+
+  it('reads OTLP/protobuf (.pb, .binpb.gz) as one record', async () => {
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    provider.getTracer('t').startSpan('invoke_agent a').end();
+    const bytes = ProtobufTraceSerializer.serializeRequest(exporter.getFinishedSpans())!;
+    await provider.shutdown();
+    const [pb, gz] = await Promise.all([read('t.pb', bytes), read('t.binpb.gz', gzipSync(bytes))]);
+    expect(pb.records).toHaveLength(1);
+    expect(gz.records).toEqual([{ ...pb.records[0]!, file: join(dir, 't.binpb.gz') }]);
+  });
+
+  it('reads stdin for -', async () => {
+    const { records } = await read('-', '', { stdin: Readable.from([Buffer.from(jsonl(2))]) });
+    expect(records.map((r) => [r.file, r.line])).toEqual([
+      ['-', 1],
+      ['-', 2],
+    ]);
+  });
+
+  it('a truncated pretty-printed document is one problem, not one per line', async () => {
+    const text = JSON.stringify(request(ids(1)[0]!), null, 2);
+    const { records, problems } = await read('trunc.json', text.slice(0, Math.floor(text.length / 2)));
+    expect(records).toEqual([]);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatchObject({ line: 1, records: 1 });
+    expect(problems[0]!.message).toMatch(/^not a complete JSON document \(.*truncated\?\)$/);
+  });
+
+  it('a text file is one problem, with control bytes escaped and long text cut', async () => {
+    const hostile = `\u001b[2J\u001b[31mred ${'x'.repeat(5000)}\n`.repeat(50);
+    const { records, problems } = await read('text.log', hostile);
+    expect(records).toEqual([]);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]!.message).toMatch(/^not OTLP\/JSON: no line could be read \(50 unreadable; line 1: /);
+    expect(problems[0]!.message).not.toContain('\u001b');
+    expect(problems[0]!.message).toContain('\\x1b[2J');
+    expect(problems[0]!.message.length).toBeLessThan(400);
+    expect(problems[0]!.records).toBe(50);
+  });
+
+  it('stops reading a file whose first lines are all unreadable', async () => {
+    const { problems } = await read('junk.txt', 'junk\n'.repeat(5000), { maxLeadingUnreadable: 100 });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]!.message).toMatch(
+      /^not OTLP\/JSON: the first 100 lines are unreadable .*stopped reading$/,
+    );
+  });
+
+  it('binary data is one problem naming the offset', async () => {
+    const { records, problems } = await read(
+      'image.png',
+      new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0]),
+    );
+    expect(records).toEqual([]);
+    expect(problems).toEqual([
+      {
+        file: join(dir, 'image.png'),
+        offset: 6,
+        message: expect.stringMatching(/^binary data, not OTLP\/JSON \(byte 0x1a at offset 6\)/),
+        records: 1,
+      },
+    ]);
+  });
+
+  it('an empty file and {} are reported; {} counts as unreadable', async () => {
+    const [empty, obj] = await Promise.all([read('empty.json', ''), read('obj.json', '{}\n')]);
+    expect(empty.problems).toEqual([
+      { file: join(dir, 'empty.json'), message: 'empty file, no records', records: 0 },
+    ]);
+    expect(obj.problems).toHaveLength(1);
+    expect(obj.problems[0]).toMatchObject({ line: 1, records: 1 });
+    expect(obj.problems[0]!.message).toContain('not an OTLP ExportTraceServiceRequest (an empty object)');
+  });
+
+  it('coalesces a run of bad lines between good ones into one problem with its line range', async () => {
+    const good = jsonl(2).split('\n');
+    const text = [good[0], 'oops', '{"a":1}', '[1,2]', good[1], '{"resourceSpans": ['].join('\n');
+    const { records, problems } = await read('mixed.jsonl', text);
+    expect(records.map((r) => r.line)).toEqual([1, 5]);
+    expect(problems.map((p) => [p.line, p.toLine, p.records])).toEqual([
+      [2, 4, 3],
+      [6, undefined, 1],
+    ]);
+    expect(problems[0]!.message).toMatch(/^3 unreadable lines \(first: not JSON: /);
+  });
+
+  it('a JSON Lines file whose first line is cut is still read from its second line on', async () => {
+    const lines = jsonl(3).split('\n');
+    const text = [lines[0]!.slice(0, 40), lines[1], lines[2]].join('\n');
+    const { records, problems } = await read('firstcut.jsonl', text);
+    expect(records.map((r) => r.line)).toEqual([2, 3]);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatchObject({ line: 1, records: 1 });
+  });
+});
