@@ -286,13 +286,13 @@ async function memory(
       await tick();
       if (i % 256 === 255) {
         peak = Math.max(peak, process.memoryUsage().heapUsed);
-        maxHeld = Math.max(maxHeld, p.processor?.['_traces'].size ?? 0);
+        maxHeld = Math.max(maxHeld, p.processor?.['_buffer'].size ?? 0);
       }
     }
   }
   await p.provider.forceFlush();
   peak = Math.max(peak, process.memoryUsage().heapUsed);
-  const held = p.processor?.['_traces'].size ?? 0;
+  const held = p.processor?.['_buffer'].size ?? 0;
   await p.provider.shutdown();
   return { growthMb: (peak - startHeap) / 2 ** 20, held, maxHeld, exported: p.exporter.count };
 }

@@ -47,7 +47,8 @@ import { readToolStatus, wasNotRun } from './tool-status.js';
 const CONVENTION = 'gen_ai';
 const TOOL_PREFIX = 'execute_tool ';
 const AGENT_PREFIX = 'invoke_agent';
-const LLM_OPERATIONS = new Set(['chat', 'generate_content', 'text_completion']);
+/** GenAI operations of model calls (the hot path's `spanRole` reads the same set). */
+export const LLM_OPERATIONS: ReadonlySet<unknown> = new Set(['chat', 'generate_content', 'text_completion']);
 // Structure-only operations: steps, workflows, embeddings. Unknown operations are left to other adapters (Mastra 0.24's `tool.execute`).
 const OTHER_OPERATIONS = new Set([
   'agent_step',

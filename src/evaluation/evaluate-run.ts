@@ -1,6 +1,7 @@
 import { errorResult } from '../scorers/scorer-result.js';
 import type { AgentRun, JudgeFunction, Policy, Rule, Scorer, ScorerResult, Verdict } from '../types.js';
 import type { JudgeLimiter } from './judge-limiter.js';
+import { matchRules, runIdentity } from './match-rules.js';
 import { isSampled } from './sampling.js';
 
 /** The synchronous part of a run's evaluation, and the judges still to run. */
@@ -17,6 +18,60 @@ export interface AsyncContext {
   judges?: Record<string, JudgeFunction | unknown>;
   limiter: JudgeLimiter;
   signal?: AbortSignal;
+}
+
+/** One matching rule of a run and the synchronous part of its evaluation. */
+export interface RuleEvaluation extends RunEvaluation {
+  rule: Rule;
+}
+
+/**
+ * The one evaluation pipeline, live and offline: the rules that match the run's identity, in
+ * policy order, each evaluated (deterministic scorers now, judges pending). A run whose span
+ * never ended gets `skipped: incomplete_trace` for every scorer: its calls may be missing.
+ */
+export function evaluateRun(run: AgentRun, policy: Policy): RuleEvaluation[] {
+  const out: RuleEvaluation[] = [];
+  for (const rule of matchRules(runIdentity(run), policy)) {
+    const evaluation =
+      run.end === undefined
+        ? skippedEvaluation(run, rule, policy, 'incomplete_trace')
+        : evaluateRunSync(run, rule, policy);
+    out.push({ rule, ...evaluation });
+  }
+  return out;
+}
+
+/** Which run a verdict is about, when the run itself could not be (or need not be) rebuilt. */
+export interface VerdictSubject {
+  traceId: string;
+  spanId: string;
+  agent: string;
+}
+
+/**
+ * A record for a run that was matched but not scored: every scorer `skipped` with `reason`
+ * (`sampled_out`, `incomplete_trace`), so coverage stays measurable (semantics §3).
+ */
+export function skippedEvaluation(
+  subject: VerdictSubject,
+  rule: Rule,
+  policy: Policy,
+  reason: string,
+): RunEvaluation {
+  const results: ScorerResult[] = [];
+  for (const scorer of rule.scorers) results.push(skippedResult(scorer, reason));
+  const verdict: Verdict = {
+    trace_id: subject.traceId,
+    span_id: subject.spanId,
+    agent: subject.agent,
+    rule: rule.name,
+    passed: true,
+    policy_digest: policy.digest,
+    sampled: isSampled(subject.traceId, policy.sampling.ratio),
+    results,
+  };
+  return { verdict, pending: [], reasons: {} };
 }
 
 /**
@@ -95,11 +150,14 @@ export async function completeRunAsync(
       continue;
     }
     try {
-      const result = await scorer.score(run, {
-        ...(ctx.judges ? { judges: ctx.judges } : {}),
-        redact: policy.redact,
-        ...(ctx.signal ? { signal: ctx.signal } : {}),
-      });
+      const result = validResult(
+        scorer,
+        await scorer.score(run, {
+          ...(ctx.judges ? { judges: ctx.judges } : {}),
+          redact: policy.redact,
+          ...(ctx.signal ? { signal: ctx.signal } : {}),
+        }),
+      );
       const reason = evaluation.reasons?.[scorer.name];
       out.push(reason && reason !== 'sampled' ? withEscalation(result, reason) : result);
     } catch (err) {
@@ -153,10 +211,37 @@ function runSync(scorer: Scorer, run: AgentRun, policy: Policy): ScorerResult {
       (result as Promise<ScorerResult>).then(undefined, () => {});
       return errorResult(scorer, new Error('scorer returned a promise but is not declared async'));
     }
-    return result as ScorerResult;
+    return validResult(scorer, result as ScorerResult);
   } catch (err) {
     return errorResult(scorer, err);
   }
+}
+
+const LABELS: ReadonlySet<unknown> = new Set(['pass', 'fail', 'error', 'skipped']);
+
+/**
+ * A scorer's result as emitted, or an `error` result saying what was wrong with it: custom
+ * scorers may return nothing, a label outside the four, or a score outside [0, 1], and
+ * none of that may reach a span, a metric or the verdict of the other scorers.
+ */
+export function validResult(scorer: Scorer, result: ScorerResult | null | undefined): ScorerResult {
+  const problem = resultProblem(result);
+  if (problem === undefined) return result!;
+  return errorResult(scorer, new Error(`scorer ${scorer.name} returned an invalid result: ${problem}`));
+}
+
+function resultProblem(result: ScorerResult | null | undefined): string | undefined {
+  if (result === null || typeof result !== 'object') return `expected a result object, got ${String(result)}`;
+  if (!LABELS.has(result.label))
+    return `label ${JSON.stringify(result.label)} is not pass, fail, error or skipped`;
+  if (typeof result.score !== 'number' || !(result.score >= 0 && result.score <= 1))
+    return `score ${String(result.score)} is not a number in [0, 1]`;
+  if (typeof result.passed !== 'boolean') return 'passed is not a boolean';
+  if (result.reason !== null && result.reason !== undefined && typeof result.reason !== 'string')
+    return 'reason is neither a string nor null';
+  if (result.detail !== undefined && (result.detail === null || typeof result.detail !== 'object'))
+    return 'detail is not an object';
+  return undefined;
 }
 
 function withEscalation(result: ScorerResult, reason: string): ScorerResult {

@@ -1,5 +1,6 @@
 import { spansFromOtlpJson } from '../conventions/from-otlp-json.js';
 import { reconstructTrace } from '../reconstruction/reconstruct-trace.js';
+import { runsInOrder } from '../reconstruction/run-tree.js';
 import type {
   AgentRun,
   JudgeFunction,
@@ -11,15 +12,8 @@ import type {
   SpanLike,
   Verdict,
 } from '../types.js';
-import {
-  completeRunAsync,
-  evaluateRunSync,
-  finalizeVerdict,
-  type RunEvaluation,
-  skippedResult,
-} from './evaluate-run.js';
+import { completeRunAsync, evaluateRun, finalizeVerdict, type RunEvaluation } from './evaluate-run.js';
 import { JudgeLimiter } from './judge-limiter.js';
-import { matchRules } from './match-rules.js';
 
 export interface EvaluateTracesOptions {
   /** Judges by name for `llm_judge` scorers. Default none (judges then report `error`). */
@@ -41,8 +35,8 @@ interface Entry {
 }
 
 /**
- * Evaluates traces offline with the same code as the span processor: decode, group by
- * trace, reconstruct runs, and for every run (nested runs too, for rules with
+ * Evaluates traces offline with the same pipeline as the span processor (`evaluateRun`):
+ * decode, group by trace, reconstruct runs, and for every run (nested runs too, for rules with
  * `root_only: false`) that a rule matches, one verdict per (run, rule). `input` is OTLP/JSON
  * (an `ExportTraceServiceRequest` object or text, JSON Lines, or an array of those) or
  * `SpanLike[]`. Verdicts are ordered by trace id, run start, span id, then rule order, so
@@ -58,16 +52,13 @@ export async function evaluateTraces(
   const entries: Entry[] = [];
   for (const trace of reconstructEach(spans, problems)) {
     problems.push(...trace.problems);
-    const stack = [...trace.runs].reverse();
-    while (stack.length > 0) {
-      const run = stack.pop()!;
-      for (let i = run.children.length - 1; i >= 0; i--) stack.push(run.children[i]!);
-      for (const rule of matchRules(run, policy)) {
+    for (const run of runsInOrder(trace.runs)) {
+      for (const evaluation of evaluateRun(run, policy)) {
         entries.push({
           run,
-          rule,
-          ruleIndex: policy.rules.indexOf(rule),
-          evaluation: evaluate(run, rule, policy),
+          rule: evaluation.rule,
+          ruleIndex: policy.rules.indexOf(evaluation.rule),
+          evaluation,
         });
       }
     }
@@ -135,16 +126,6 @@ function reconstructEach(spans: SpanLike[], problems: Problem[]): ReconstructedT
     }
   }
   return out;
-}
-
-function evaluate(run: AgentRun, rule: Rule, policy: Policy): RunEvaluation {
-  if (run.end === undefined) {
-    // The run span never ended (or never arrived ended): its calls may be incomplete.
-    const results = rule.scorers.map((s) => skippedResult(s, 'incomplete_trace'));
-    const { verdict } = evaluateRunSync(run, { ...rule, scorers: [] }, policy);
-    return { verdict: { ...verdict, results }, pending: [], reasons: {} };
-  }
-  return evaluateRunSync(run, rule, policy);
 }
 
 function compareEntries(a: Entry, b: Entry): number {

@@ -1,7 +1,7 @@
-import { matchRules } from '../evaluation/match-rules.js';
+import { matchRules, type RunIdentity } from '../evaluation/match-rules.js';
 import { canonicalArgs } from '../reconstruction/canonical-args.js';
 import { trajectoryLimits } from '../scorers/trajectory.js';
-import type { AgentRun, MisuseEvent, MisuseKind, Policy } from '../types.js';
+import type { MisuseEvent, MisuseKind, Policy } from '../types.js';
 
 /** The limits of one rule's trajectory scorers, merged: what can be checked while a run is live. */
 export interface LiveLimits {
@@ -24,17 +24,6 @@ export interface LiveAgent {
   limits: LiveLimits[];
   calls: number;
   repeats: Map<string, number>;
-}
-
-/** What the processor knows about an agent span when its first tool starts. */
-export interface LiveAgentIdentity {
-  agent: string;
-  spanId: string;
-  traceId: string;
-  /** Run-span plus resource attributes, for `match.attributes`. */
-  attributes: Record<string, unknown>;
-  /** True when an agent span encloses this one (rules are `root_only` by default). */
-  nested: boolean;
 }
 
 /**
@@ -62,25 +51,19 @@ export class LiveMisuseMonitor {
     this.enabled = this._limitsByRule.size > 0;
   }
 
-  /** Live state for an agent span, or undefined when no rule with limits matches it. */
-  watch(identity: LiveAgentIdentity): LiveAgent | undefined {
+  /** Live state for an agent span, or undefined when no rule with limits matches its identity. */
+  watch(identity: RunIdentity, traceId: string, spanId: string): LiveAgent | undefined {
     if (!this.enabled) return undefined;
-    // Only the fields rule matching reads; the run itself is rebuilt when the span ends.
-    const stub = {
-      agent: identity.agent,
-      attributes: identity.attributes,
-      parent: identity.nested ? ({} as AgentRun) : undefined,
-    } as AgentRun;
     const limits: LiveLimits[] = [];
-    for (const rule of matchRules(stub, this._policy)) {
+    for (const rule of matchRules(identity, this._policy)) {
       const ruleLimits = this._limitsByRule.get(rule.name);
       if (ruleLimits) limits.push(ruleLimits);
     }
     if (limits.length === 0) return undefined;
     return {
       agent: identity.agent,
-      spanId: identity.spanId,
-      traceId: identity.traceId,
+      spanId,
+      traceId,
       limits,
       calls: 0,
       repeats: new Map(),

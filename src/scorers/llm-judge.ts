@@ -421,6 +421,8 @@ async function withTimeout(
           reject(error);
           controller.abort(error);
         }, timeoutMs);
+        // A hanging judge must not keep the application's process alive.
+        timer.unref?.();
         controller.signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
       }),
     ]);

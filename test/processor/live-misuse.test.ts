@@ -20,23 +20,23 @@ function monitor() {
   return { events, live: new LiveMisuseMonitor(policy, (e) => events.push(e)) };
 }
 
-const identity = { spanId: 's1', traceId: 't1', attributes: {}, nested: false };
+const identity = { attributes: {}, nested: false };
 
 describe('LiveMisuseMonitor', () => {
   it('watches only agents that a rule with trajectory limits matches', () => {
     const { live } = monitor();
     expect(live.enabled).toBe(true);
-    expect(live.watch({ ...identity, agent: 'refund-bot' })).toBeDefined();
-    expect(live.watch({ ...identity, agent: 'chat' })).toBeUndefined();
+    expect(live.watch({ ...identity, agent: 'refund-bot' }, 't1', 's1')).toBeDefined();
+    expect(live.watch({ ...identity, agent: 'chat' }, 't1', 's1')).toBeUndefined();
     // root_only: a nested run is not watched on its own.
-    expect(live.watch({ ...identity, agent: 'refund-bot', nested: true })).toBeUndefined();
+    expect(live.watch({ ...identity, agent: 'refund-bot', nested: true }, 't1', 's1')).toBeUndefined();
     const none = new LiveMisuseMonitor(policyOf([{ scorers: [fakeScorer()] }]), () => {});
     expect(none.enabled).toBe(false);
   });
 
   it('merges the limits of a rule: union of names, tightest budgets', () => {
     const { live, events } = monitor();
-    const agent = live.watch({ ...identity, agent: 'refund-bot' })!;
+    const agent = live.watch({ ...identity, agent: 'refund-bot' }, 't1', 's1')!;
     live.toolStarted(agent, 'submit_refund', 'x1');
     live.toolStarted(agent, 'get_order', 'x2');
     live.toolStarted(agent, 'weather', 'x3');

@@ -136,7 +136,7 @@ describe('ToolwatchSpanProcessor', () => {
       expect(scorer.seen.map((run) => run.agent)).toEqual(['refund-agent']);
       expect(scorer.seen[0]!.executions.map((e) => e.name)).toEqual(['get_order_detail']);
       // Everything released once the trace's agent spans ended.
-      expect(p.processor['_traces'].size).toBe(0);
+      expect(p.processor['_buffer'].size).toBe(0);
       await p.provider.shutdown();
     });
 
@@ -272,7 +272,7 @@ describe('ToolwatchSpanProcessor', () => {
       expect(byName(spans, 'evaluate weather_agent').parentSpanContext?.spanId).toBe(
         agent.spanContext().spanId,
       );
-      expect(p.processor['_traces'].size).toBe(0);
+      expect(p.processor['_buffer'].size).toBe(0);
       await p.provider.shutdown();
     });
 
@@ -518,19 +518,20 @@ describe('ToolwatchSpanProcessor', () => {
       const agent = startAgent(p.tracer, 'stuck');
       tool(p.tracer, 'a', agent);
       tool(p.tracer, 'b', agent);
-      expect(p.processor['_traces'].size).toBe(1);
+      expect(p.processor['_buffer'].size).toBe(1);
       await vi.advanceTimersByTimeAsync(9_000);
-      expect(p.processor['_traces'].size).toBe(1);
+      expect(p.processor['_buffer'].size).toBe(1);
       await vi.advanceTimersByTimeAsync(12_000);
-      expect(p.processor['_traces'].size).toBe(0);
+      expect(p.processor['_buffer'].size).toBe(0);
       vi.useRealTimers();
       const metrics = await m.collect();
       expect(pointValue(metrics.get('toolwatch.processor.spans_dropped'), { reason: 'ttl' })).toBe(3);
       expect(metrics.get('toolwatch.processor.traces_buffered')!.dataPoints[0]!.value).toBe(0);
-      // The root ending later is harmless and judges nothing from a partial trace.
+      // The root ending later gets a record, never a verdict judged on a partial trace.
       agent.end();
-      expect(verdicts).toHaveLength(0);
-      expect(p.processor['_traces'].size).toBe(0);
+      expect(verdicts).toHaveLength(1);
+      expect(verdicts[0]!.results.map((r) => [r.label, r.reason])).toEqual([['skipped', 'incomplete_trace']]);
+      expect(p.processor['_buffer'].size).toBe(0);
       await p.provider.shutdown();
       await m.shutdown();
     });
@@ -553,7 +554,7 @@ describe('ToolwatchSpanProcessor', () => {
       expect(pointValue(dropped, { reason: 'max_spans_per_trace' })).toBe(41);
       // `third` evicts the oldest trace (storm, 10 spans held), `fourth` evicts `second` (2).
       expect(pointValue(dropped, { reason: 'max_traces' })).toBe(12);
-      expect(p.processor['_traces'].size).toBe(2);
+      expect(p.processor['_buffer'].size).toBe(2);
       const messages = warn.mock.calls.map((c) => String(c[0]));
       expect(messages.filter((msg) => msg.includes('holds 10 spans'))).toHaveLength(1);
       expect(messages.filter((msg) => msg.includes('agent traces are held'))).toHaveLength(1);
@@ -572,11 +573,11 @@ describe('ToolwatchSpanProcessor', () => {
       startTool(p.tracer, 'b', first);
       const second = startAgent(p.tracer, 'second');
       startTool(p.tracer, 'c', second);
-      expect(p.processor['_held']).toBe(5);
+      expect(p.processor['_buffer'].held).toBe(5);
       startTool(p.tracer, 'd', second);
       // `first` (3 spans) made room; `second` keeps its 3.
-      expect(p.processor['_traces'].size).toBe(1);
-      expect(p.processor['_held']).toBe(3);
+      expect(p.processor['_buffer'].size).toBe(1);
+      expect(p.processor['_buffer'].held).toBe(3);
       const metrics = await m.collect();
       expect(
         pointValue(metrics.get('toolwatch.processor.spans_dropped'), { reason: 'max_buffered_spans' }),
@@ -822,7 +823,7 @@ describe('ToolwatchSpanProcessor', () => {
       const agent = startAgent(p.tracer, 'a');
       tool(p.tracer, 'lookup', agent);
       expect(agent.isRecording()).toBe(false);
-      expect(p.processor['_traces'].size).toBe(0);
+      expect(p.processor['_buffer'].size).toBe(0);
       agent.end();
       await p.flush();
       expect(verdicts).toHaveLength(0);
@@ -833,10 +834,10 @@ describe('ToolwatchSpanProcessor', () => {
       const p = pipeline({ policy: policyOf([{ scorers: [fakeScorer()] }]) });
       const root = startPlain(p.tracer, 'GET /');
       const db = startPlain(p.tracer, 'SELECT', root);
-      expect(p.processor['_traces'].size).toBe(0);
+      expect(p.processor['_buffer'].size).toBe(0);
       db.end();
       root.end();
-      expect(p.processor['_traces'].size).toBe(0);
+      expect(p.processor['_buffer'].size).toBe(0);
       expect((await p.flush()).map((s) => s.name)).toEqual(['SELECT', 'GET /']);
       await p.provider.shutdown();
     });

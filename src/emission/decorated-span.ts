@@ -1,9 +1,9 @@
 import type { Attributes } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { evaluationEventAttributes } from '../emission/events.js';
 import { EVENT_GEN_AI_EVALUATION_RESULT } from '../semconv.js';
 import type { RedactOptions, ScorerResult } from '../types.js';
 import { mergeAttributes } from '../util/merge-attributes.js';
+import { evaluationEventAttributes } from './events.js';
 
 /**
  * The view of an ended span handed on in wrapping mode (SDKs without `onEnding`, where an

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findRun, walkRuns } from '../../src/processor/run-tree.js';
+import { findRun, runsInOrder } from '../../src/reconstruction/run-tree.js';
 import type { AgentRun } from '../../src/types.js';
 
 function run(spanId: string, children: AgentRun[] = []): AgentRun {
@@ -10,7 +10,7 @@ describe('run tree', () => {
   const forest = [run('a', [run('a1', [run('a11')]), run('a2')]), run('b')];
 
   it('walks runs depth first, parents before children', () => {
-    expect([...walkRuns(forest)].map((r) => r.spanId)).toEqual(['a', 'a1', 'a11', 'a2', 'b']);
+    expect(runsInOrder(forest).map((r) => r.spanId)).toEqual(['a', 'a1', 'a11', 'a2', 'b']);
   });
 
   it('finds a run at any depth, or nothing', () => {

@@ -1,24 +1,37 @@
 import type { Attributes } from '@opentelemetry/api';
 import {
+  ADK_MERGED_TOOL_NAME,
   ATTR_AI_OPERATION_ID,
   ATTR_AI_TELEMETRY_FUNCTION_ID,
+  ATTR_AI_TOOL_CALL_ARGS,
+  ATTR_AI_TOOL_CALL_INPUT,
   ATTR_AI_TOOL_CALL_NAME,
   ATTR_GEN_AI_AGENT_NAME,
   ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_MASTRA_SPAN_TYPE,
+  ATTR_MASTRA_TOOL_INPUT,
   ATTR_OI_AGENT_NAME,
   ATTR_OI_GRAPH_NODE_ID,
+  ATTR_OI_INPUT_VALUE,
   ATTR_OI_TOOL_NAME,
   ATTR_OPENINFERENCE_SPAN_KIND,
+  ATTR_TRACELOOP_ENTITY_INPUT,
   ATTR_TRACELOOP_ENTITY_NAME,
   ATTR_TRACELOOP_SPAN_KIND,
   MASTRA_OPERATION_AGENT_RUN,
   MASTRA_OPERATION_TOOL_EXECUTE,
   SPAN_AI_TOOL_CALL,
 } from '../semconv.js';
+import { LLM_OPERATIONS } from './gen-ai-semconv.js';
 
-/** What a span is to the processor. `NONE` is every ordinary (HTTP, DB, …) span. */
+/**
+ * What a span is on the application's hot path. `NONE` is every ordinary (HTTP, DB, …)
+ * span. It agrees with the adapters of `classify.ts` on agent and tool spans (a test holds
+ * it to that on every recorded trace); it is only wider where keeping a span costs nothing
+ * but memory (`CHAIN` spans may become implicit runs; every Mastra span is kept as `LLM`).
+ */
 export const SpanRole = {
   NONE: 0,
   AGENT: 1,
@@ -29,35 +42,46 @@ export const SpanRole = {
 } as const;
 export type SpanRole = (typeof SpanRole)[keyof typeof SpanRole];
 
+const TOOL_NAME_PREFIX = 'execute_tool ';
+const AGENT_NAME_PREFIX = 'invoke_agent ';
+const ADK_MERGED_SPAN = 'execute_tool (merged)';
+
 /**
- * A cheap classification (a few property reads, no allocation) on the application's hot path.
- * It follows conventions.md §10.2; reconstruction does the exact reading later. It is asked
- * again when a span ends, because some frameworks set the deciding attributes after start.
+ * A cheap classification (a few property reads, no allocation) following conventions.md
+ * §10.2. It is asked again when a span ends, because some frameworks set the deciding
+ * attributes after start.
  */
 export function spanRole(name: string, attributes: Attributes): SpanRole {
   const operation = attributes[ATTR_GEN_AI_OPERATION_NAME];
   if (operation !== undefined) {
-    if (operation === 'execute_tool') return SpanRole.TOOL;
-    if (operation === 'invoke_agent' || operation === 'create_agent') return SpanRole.AGENT;
-    if (operation === 'chat' || operation === 'generate_content' || operation === 'text_completion') {
-      return SpanRole.LLM;
+    if (operation === 'execute_tool') {
+      // ADK's merged duplicate of parallel calls is no execution (as the GenAI adapter reads it).
+      return name === ADK_MERGED_SPAN || attributes[ATTR_GEN_AI_TOOL_NAME] === ADK_MERGED_TOOL_NAME
+        ? SpanRole.NONE
+        : SpanRole.TOOL;
     }
+    if (operation === 'invoke_agent') return SpanRole.AGENT;
+    if (LLM_OPERATIONS.has(operation)) return SpanRole.LLM;
     if (operation === 'invoke_workflow') return SpanRole.CHAIN;
     // Mastra 0.24's own operation names.
     if (operation === MASTRA_OPERATION_TOOL_EXECUTE) return SpanRole.TOOL;
     if (operation === MASTRA_OPERATION_AGENT_RUN) return SpanRole.AGENT;
+    // Any other value (`create_agent`, a list, a number) says this is not a GenAI agent or
+    // tool span, so the GenAI span-name rules below do not apply, as in reconstruction.
   }
   const oiKind = attributes[ATTR_OPENINFERENCE_SPAN_KIND];
-  if (oiKind !== undefined) {
-    if (oiKind === 'TOOL') return SpanRole.TOOL;
-    if (oiKind === 'AGENT') return SpanRole.AGENT;
-    if (oiKind === 'LLM') return SpanRole.LLM;
-    if (oiKind === 'CHAIN') return SpanRole.CHAIN;
+  if (typeof oiKind === 'string') {
+    const kind = oiKind === 'TOOL' || oiKind === 'AGENT' || oiKind === 'LLM' ? oiKind : oiKind.toUpperCase();
+    if (kind === 'TOOL') return SpanRole.TOOL;
+    if (kind === 'AGENT') return SpanRole.AGENT;
+    if (kind === 'LLM') return SpanRole.LLM;
+    return SpanRole.CHAIN;
   }
   const traceloopKind = attributes[ATTR_TRACELOOP_SPAN_KIND];
   if (traceloopKind !== undefined) {
     if (traceloopKind === 'tool') return SpanRole.TOOL;
     if (traceloopKind === 'agent') return SpanRole.AGENT;
+    if (traceloopKind === 'task' && name.startsWith(TOOL_NAME_PREFIX)) return SpanRole.TOOL;
     if (traceloopKind === 'workflow' || traceloopKind === 'task') return SpanRole.CHAIN;
   }
   const mastraType = attributes[ATTR_MASTRA_SPAN_TYPE];
@@ -77,8 +101,9 @@ export function spanRole(name: string, attributes: Attributes): SpanRole {
     if (name.endsWith('.doGenerate') || name.endsWith('.doStream')) return SpanRole.LLM;
     return SpanRole.CHAIN;
   }
-  if (first === 101 /* e */ && name.startsWith('execute_tool ')) return SpanRole.TOOL;
-  if (first === 105 /* i */ && name.startsWith('invoke_agent ')) return SpanRole.AGENT;
+  if (operation !== undefined) return SpanRole.NONE;
+  if (first === 101 /* e */ && name.startsWith(TOOL_NAME_PREFIX)) return SpanRole.TOOL;
+  if (first === 105 /* i */ && name.startsWith(AGENT_NAME_PREFIX)) return SpanRole.AGENT;
   return SpanRole.NONE;
 }
 
@@ -106,10 +131,10 @@ export function toolNameOf(name: string, attributes: Attributes): string | undef
     attributes[ATTR_OI_TOOL_NAME] ??
     attributes[ATTR_TRACELOOP_ENTITY_NAME];
   if (typeof value === 'string' && value !== '') return value;
-  if (name.startsWith('execute_tool ')) return name.slice('execute_tool '.length);
+  if (name.startsWith(TOOL_NAME_PREFIX)) return name.slice(TOOL_NAME_PREFIX.length);
   if (name.endsWith('.tool')) return name.slice(0, -'.tool'.length);
   // OpenInference names tool spans after the tool.
-  if (attributes[ATTR_OPENINFERENCE_SPAN_KIND] === 'TOOL' && name !== '') return name;
+  if (attributes[ATTR_OPENINFERENCE_SPAN_KIND] !== undefined && name !== '') return name;
   return undefined;
 }
 
@@ -122,7 +147,26 @@ export function agentNameOf(name: string, attributes: Attributes): string {
     attributes[ATTR_OI_GRAPH_NODE_ID] ??
     attributes[ATTR_TRACELOOP_ENTITY_NAME];
   if (typeof value === 'string' && value !== '') return value;
-  if (name.startsWith('invoke_agent ')) return name.slice('invoke_agent '.length);
+  if (name.startsWith(AGENT_NAME_PREFIX)) return name.slice(AGENT_NAME_PREFIX.length);
   if (name.endsWith('.agent')) return name.slice(0, -'.agent'.length);
   return name;
+}
+
+/** Where each convention puts a tool call's arguments, in the order the adapters prefer them. */
+const TOOL_ARGUMENT_KEYS = [
+  ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
+  ATTR_AI_TOOL_CALL_ARGS,
+  ATTR_AI_TOOL_CALL_INPUT,
+  ATTR_OI_INPUT_VALUE,
+  ATTR_MASTRA_TOOL_INPUT,
+  ATTR_TRACELOOP_ENTITY_INPUT,
+] as const;
+
+/** A tool span's arguments as it carries them (JSON text or a value), for live checks. */
+export function toolArgumentsOf(attributes: Attributes): unknown {
+  for (const key of TOOL_ARGUMENT_KEYS) {
+    const value = attributes[key];
+    if (value !== undefined) return value;
+  }
+  return undefined;
 }

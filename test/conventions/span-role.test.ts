@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { agentNameOf, lateSpanRole, SpanRole, spanRole, toolNameOf } from '../../src/processor/span-role.js';
+import {
+  agentNameOf,
+  lateSpanRole,
+  SpanRole,
+  spanRole,
+  toolNameOf,
+} from '../../src/conventions/span-role.js';
 
 describe('spanRole', () => {
   it.each([

@@ -1,0 +1,124 @@
+import type { Attributes, Span, SpanContext, TracerProvider } from '@opentelemetry/api';
+import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { RedactOptions, ScorerResult, Verdict } from '../types.js';
+import { verdictAttributes } from './attributes.js';
+import { decoratedSpan } from './decorated-span.js';
+import { addEvaluationEvents } from './events.js';
+
+/** Where a verdict's telemetry goes: the ending span itself, a decorated view of it, or a new span. */
+export type Placement = 'inline' | 'view' | 'span';
+
+export interface VerdictWriterOptions {
+  redact: RedactOptions;
+  /** Creates `evaluate {agent}` spans. Default: the global tracer provider at the time of emission. */
+  tracerProvider?: TracerProvider;
+  /** Called when something could not be written as asked (the kind, a message). */
+  problem: (kind: string, message: string, error?: unknown) => void;
+}
+
+/** The span limits an SDK 2.x span enforces, read where the SDK keeps them. */
+interface LimitedSpan {
+  _spanLimits?: { attributeCountLimit?: number; eventCountLimit?: number };
+  _attributesCount?: number;
+}
+
+/**
+ * Writes verdicts as interfaces.md says: summary attributes and one event per result on the
+ * agent span while it ends, or on a new `evaluate {agent}` span parented to (and linked to)
+ * it. The application's data comes first: a span without room for every verdict attribute
+ * and event under its limits (the SDK would silently drop our attributes, or evict the
+ * application's oldest events for ours) gets nothing, and the verdict goes on an `evaluate`
+ * span instead.
+ */
+export class VerdictWriter {
+  private _emittedSpans = false;
+  private _flushing = false;
+
+  constructor(private readonly _options: VerdictWriterOptions) {}
+
+  /**
+   * Writes `verdict` where `placement` says; returns the decorated view when it is `view`
+   * (wrapping mode: the span has ended and cannot be written any more).
+   */
+  write(span: ReadableSpan, verdict: Verdict, placement: Placement): ReadableSpan | undefined {
+    const attributes = verdictAttributes(verdict);
+    if (placement === 'view') return decoratedSpan(span, attributes, verdict.results, this._options.redact);
+    if (placement === 'inline') {
+      if (hasRoom(span, attributes, verdict.results.length)) {
+        const writable = span as unknown as Span;
+        writable.setAttributes(attributes);
+        addEvaluationEvents(writable, verdict.results, this._options.redact);
+        return undefined;
+      }
+      this._options.problem(
+        'span_full',
+        `agent span ${span.spanContext().spanId} has no room for the verdict under its span limits: written on an evaluate span`,
+      );
+    }
+    this.evaluateSpan(span.spanContext(), verdict.agent, attributes, verdict.results);
+    return undefined;
+  }
+
+  /** A new `evaluate {agent}` span in the run's trace, parented to and linked to the run span. */
+  evaluateSpan(
+    runSpan: SpanContext,
+    agent: string,
+    attributes: Attributes,
+    results: readonly ScorerResult[],
+  ): void {
+    try {
+      const provider = this._options.tracerProvider ?? trace.getTracerProvider();
+      const tracer = provider.getTracer('toolwatch');
+      const parent = trace.setSpanContext(ROOT_CONTEXT, runSpan);
+      const span = tracer.startSpan(
+        `evaluate ${agent}`,
+        { attributes, links: [{ context: runSpan }] },
+        parent,
+      );
+      if (!span.isRecording()) {
+        this._options.problem(
+          'emit_not_recording',
+          'evaluate spans are not recorded: register a tracer provider globally or pass tracerProvider',
+        );
+      }
+      addEvaluationEvents(span, results, this._options.redact);
+      span.end();
+      this._emittedSpans = true;
+    } catch (error) {
+      this._options.problem('emit', 'emitting the evaluation span failed', error);
+    }
+  }
+
+  /** Results emitted on new spans during a flush must reach the exporters before it returns. */
+  async flush(): Promise<void> {
+    if (!this._emittedSpans || this._flushing) return;
+    this._emittedSpans = false;
+    const provider = (this._options.tracerProvider ?? trace.getTracerProvider()) as TracerProvider & {
+      forceFlush?: () => Promise<void>;
+      getDelegate?: () => TracerProvider & { forceFlush?: () => Promise<void> };
+    };
+    const flushable = provider.forceFlush ? provider : provider.getDelegate?.();
+    if (!flushable?.forceFlush) return;
+    this._flushing = true;
+    try {
+      await flushable.forceFlush();
+    } finally {
+      this._flushing = false;
+    }
+  }
+}
+
+/** Whether the span takes every attribute and event of a verdict without dropping any of its own. */
+function hasRoom(span: ReadableSpan, attributes: Attributes, events: number): boolean {
+  const limited = span as unknown as LimitedSpan;
+  const limits = limited._spanLimits;
+  if (limits === undefined) return true;
+  const eventLimit = limits.eventCountLimit;
+  if (eventLimit !== undefined && span.events.length + events > eventLimit) return false;
+  const attributeLimit = limits.attributeCountLimit;
+  if (attributeLimit === undefined) return true;
+  let count = limited._attributesCount ?? Object.keys(span.attributes).length;
+  for (const key in attributes) if (!(key in span.attributes)) count++;
+  return count <= attributeLimit;
+}

@@ -1,0 +1,94 @@
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { classifySpan } from '../conventions/classify.js';
+import { fromReadableSpan, hrTimeToMs } from '../conventions/from-readable-span.js';
+import { agentNameOf, SpanRole } from '../conventions/span-role.js';
+import type { RunIdentity } from '../evaluation/match-rules.js';
+import { reconstructTrace } from '../reconstruction/reconstruct-trace.js';
+import type { ReconstructedTrace, SpanLike } from '../types.js';
+import { mergeAttributes } from '../util/merge-attributes.js';
+import type { SpanEntry, TraceState } from './trace-buffer.js';
+
+const TIME_ORIGIN = performance.timeOrigin;
+
+/**
+ * The span as reconstruction reads it, on the processor's clock, built once when the span
+ * ends (attributes are final then, and still hot). SDK 2.x stamps a span's start with
+ * `Date.now()` (whole milliseconds) and its end as start plus a high-resolution duration,
+ * so a child can appear to start after its parent ended. Start times taken in `onStart`
+ * from one high-resolution clock keep parents around their children.
+ */
+export function spanLikeOf(entry: SpanEntry, span: ReadableSpan, ending: boolean): SpanLike {
+  const like = fromReadableSpan(span);
+  // While `onEnding` runs the span is not yet marked ended, but its end time is set.
+  if (ending) like.endTime = hrTimeToMs(span.endTime);
+  if (entry.t0 !== undefined) {
+    const duration = like.endTime === undefined ? undefined : like.endTime - like.startTime;
+    like.startTime = entry.t0;
+    if (duration !== undefined) like.endTime = entry.t0 + duration;
+  }
+  return like;
+}
+
+/**
+ * The runs of a held trace: the spans reconstruction needs (agent-related ones, and the
+ * ordinary spans linking them), each converted once when it ended, through the same
+ * `reconstructTrace` as offline evaluation.
+ */
+export function rebuildRuns(state: TraceState): ReconstructedTrace {
+  const spans: SpanLike[] = [];
+  let previous = Number.NEGATIVE_INFINITY;
+  for (const entry of state.spans.values()) {
+    if (entry.role === SpanRole.NONE && !entry.needed) continue;
+    // Open ancestors place the run (nested or not); open descendants are incomplete calls.
+    let like: SpanLike;
+    if (entry.open) like = spanLikeOf(entry, entry.span, false);
+    else {
+      entry.like ??= spanLikeOf(entry, entry.span, true);
+      like = entry.like;
+    }
+    // Spans tracked from their start sit in the map in start order: a tie on the clock is
+    // broken the way the application ran them.
+    if (!entry.outOfOrder) {
+      if (like.startTime <= previous) {
+        const shift = previous + 0.001 - like.startTime;
+        like.startTime += shift;
+        if (like.endTime !== undefined) like.endTime += shift;
+      }
+      previous = like.startTime;
+    }
+    spans.push(like);
+  }
+  return reconstructTrace(spans);
+}
+
+/**
+ * The identity rule matching reads, from an agent span alone (no rebuild): the name as its
+ * convention's adapter reads it, and span plus resource attributes when some rule matches
+ * on attributes (merging costs a copy per run).
+ */
+export function spanIdentity(span: ReadableSpan, nested: boolean, withResource: boolean): RunIdentity {
+  const like = fromReadableSpan(span);
+  const facts = classifySpan(like).adapter?.agent(like);
+  return {
+    agent: facts?.name ?? agentNameOf(span.name, span.attributes),
+    attributes: withResource ? mergeAttributes(span.resource?.attributes, span.attributes) : span.attributes,
+    nested,
+  };
+}
+
+/**
+ * The span's start on the monotonic clock, as epoch ms. SDK 2.x spans already read that clock
+ * when they start (`_performanceStartTime`, to compute their end); reusing it saves a clock
+ * read per span. Undefined when the caller gave the start time (the SDK then keeps it as
+ * given), or, with `readClock` false, for span implementations that do not keep it.
+ */
+export function highResolutionStart(span: ReadableSpan, readClock = true): number | undefined {
+  const sdk = span as unknown as { _performanceStartTime?: unknown; _startTimeProvided?: unknown };
+  if (sdk._startTimeProvided === true) return undefined;
+  if (typeof sdk._performanceStartTime === 'number') return TIME_ORIGIN + sdk._performanceStartTime;
+  return readClock ? TIME_ORIGIN + performance.now() : undefined;
+}
+
+export function parentIdOf(span: ReadableSpan): string | undefined {
+  return span.parentSpanContext?.spanId ?? (span as unknown as { parentSpanId?: string }).parentSpanId;
+}

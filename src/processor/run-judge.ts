@@ -1,0 +1,140 @@
+import type { SpanContext } from '@opentelemetry/api';
+import { context, TraceFlags } from '@opentelemetry/api';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { verdictAttributes } from '../emission/attributes.js';
+import type { ToolwatchMetrics } from '../emission/metrics.js';
+import type { Placement, VerdictWriter } from '../emission/verdict-writer.js';
+import {
+  evaluateRun,
+  finalizeVerdict,
+  type RunEvaluation,
+  skippedEvaluation,
+  type VerdictSubject,
+} from '../evaluation/evaluate-run.js';
+import { matchRules, type RunIdentity } from '../evaluation/match-rules.js';
+import type { AgentRun, Policy, Rule, ScorerResult, Verdict } from '../types.js';
+import { type PendingJudges, UNTRACED } from './pending-judges.js';
+
+export interface RunJudgeOptions {
+  policy: Policy;
+  metrics: ToolwatchMetrics;
+  writer: VerdictWriter;
+  judges: PendingJudges;
+  onVerdict: ((verdict: Verdict) => void) | undefined;
+  problem: (kind: string, message: string, error?: unknown) => void;
+}
+
+/**
+ * Judges one run through the shared evaluation pipeline (`evaluateRun`, as offline) and
+ * delivers what comes out: metrics, the verdict on the run span (the first matching rule)
+ * or on `evaluate` spans (further rules, judges' results), `onVerdict`.
+ */
+export class RunJudge {
+  constructor(private readonly _options: RunJudgeOptions) {}
+
+  /** Judges a rebuilt run. Returns whether a rule matched, and the decorated view for `view`. */
+  judge(run: AgentRun, span: ReadableSpan, placement: Placement): { matched: boolean; view?: ReadableSpan } {
+    let evaluations: ReturnType<typeof evaluateRun>;
+    try {
+      // Arguments passed through, not captured: no closure per run.
+      evaluations = context.with(UNTRACED, evaluateRun, undefined, run, this._options.policy);
+    } catch (error) {
+      this._options.problem('evaluate', `evaluating the run of ${run.agent} failed`, error);
+      return { matched: false };
+    }
+    let view: ReadableSpan | undefined;
+    for (let index = 0; index < evaluations.length; index++) {
+      const evaluation = evaluations[index]!;
+      const written = this._deliver(run, evaluation.rule, evaluation, span, index === 0 ? placement : 'span');
+      view ??= written;
+    }
+    return { matched: evaluations.length > 0, view };
+  }
+
+  /**
+   * A record for a run that is matched but not rebuilt (out of the sample, or incomplete):
+   * every scorer `skipped` with `reason`. Returns the decorated view for `view`.
+   */
+  skipped(
+    identity: RunIdentity,
+    subject: VerdictSubject,
+    span: ReadableSpan,
+    placement: Placement,
+    reason: string,
+  ): ReadableSpan | undefined {
+    const { policy } = this._options;
+    let view: ReadableSpan | undefined;
+    const rules = matchRules(identity, policy);
+    for (let index = 0; index < rules.length; index++) {
+      const rule = rules[index]!;
+      const evaluation = skippedEvaluation(subject, rule, policy, reason);
+      const written = this._deliver(undefined, rule, evaluation, span, index === 0 ? placement : 'span');
+      view ??= written;
+    }
+    return view;
+  }
+
+  private _deliver(
+    run: AgentRun | undefined,
+    rule: Rule,
+    evaluation: RunEvaluation,
+    span: ReadableSpan,
+    placement: Placement,
+  ): ReadableSpan | undefined {
+    const { metrics, writer } = this._options;
+    const { verdict } = evaluation;
+    for (const result of verdict.results) {
+      metrics.recordResult(result, verdict.agent, rule.name);
+      if (result.label === 'error') {
+        this._options.problem(
+          `scorer_error_${result.scorer}`,
+          `scorer ${result.scorer} failed: ${result.reason ?? ''}`,
+        );
+      }
+    }
+    const view = writer.write(span, verdict, placement);
+    if (run === undefined || evaluation.pending.length === 0) {
+      this.deliver(verdict);
+    } else {
+      const runSpan = span.spanContext();
+      this._options.judges.start(run, rule, evaluation, (extra) =>
+        this._judged(rule, evaluation, runSpan, extra),
+      );
+    }
+    return view;
+  }
+
+  private _judged(rule: Rule, evaluation: RunEvaluation, runSpan: SpanContext, extra: ScorerResult[]): void {
+    const { metrics, writer } = this._options;
+    const agent = evaluation.verdict.agent;
+    const pendingNames = new Set(evaluation.pending.map((scorer) => scorer.name));
+    for (const result of extra) {
+      metrics.recordResult(result, agent, rule.name);
+      if (!pendingNames.has(result.scorer)) continue;
+      if (result.label === 'skipped') {
+        if (result.reason === 'budget') metrics.recordJudgeCall(result.scorer, 'skipped_budget');
+      } else {
+        metrics.recordJudgeCall(result.scorer, result.label === 'error' ? 'error' : 'ok');
+      }
+    }
+    const final = finalizeVerdict(evaluation.verdict, extra, rule);
+    writer.evaluateSpan(runSpan, agent, verdictAttributes(final), extra);
+    this.deliver(final);
+  }
+
+  deliver(verdict: Verdict): void {
+    const onVerdict = this._options.onVerdict;
+    if (onVerdict === undefined) return;
+    try {
+      onVerdict(verdict);
+    } catch (error) {
+      this._options.problem('on_verdict', 'onVerdict callback threw', error);
+    }
+  }
+}
+
+/** A stand-in for a run span that has already ended: only its context is needed, to parent an evaluate span. */
+export function contextOnly(traceId: string, spanId: string): ReadableSpan {
+  const spanContext: SpanContext = { traceId, spanId, traceFlags: TraceFlags.SAMPLED };
+  return { spanContext: () => spanContext } as ReadableSpan;
+}

@@ -1,0 +1,372 @@
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { SpanRole } from '../conventions/span-role.js';
+import type { ToolwatchMetrics } from '../emission/metrics.js';
+import type { SpanLike } from '../types.js';
+import type { LiveAgent } from './live-misuse.js';
+import type { ProblemLog } from './problem-log.js';
+
+/** One span the processor holds for a trace with agent activity. */
+export interface SpanEntry {
+  span: ReadableSpan;
+  spanId: string;
+  parentId: string | undefined;
+  /** The parent's entry when it was held as this span started: links are pointers, not lookups. */
+  parent: SpanEntry | undefined;
+  /** The nearest agent span above this one, when known at start. */
+  agent: SpanEntry | undefined;
+  role: SpanRole;
+  open: boolean;
+  /**
+   * Held children that are open or have open descendants themselves. A span has an open
+   * descendant exactly when this is above 0: kept up to date in O(1) amortised per span,
+   * so no hook ever walks the tree to find out.
+   */
+  activeChildren: number;
+  /** An ordinary span that sits between agent-related spans: reconstruction needs it to link them. */
+  needed: boolean;
+  /** The span as reconstruction reads it, built once when it ended. */
+  like: SpanLike | undefined;
+  /** Live counts of an agent span (null: no rule with live limits applies). */
+  live: LiveAgent | null | undefined;
+  /** High-resolution start (epoch ms) taken in `onStart`. */
+  t0: number | undefined;
+  /** First seen when it ended, or started at a time given by the caller: its place in the map says nothing of its start. */
+  outOfOrder: boolean;
+}
+
+/** How much a trace costs to follow. */
+export const TraceMode = {
+  /** Every agent-related span held; runs rebuilt and judged. */
+  JUDGED: 0,
+  /**
+   * Out of the policy's sample: only agent spans are held (for rule matching, live checks and
+   * the `skipped: sampled_out` record); other spans map to the agent above them.
+   */
+  SAMPLED_OUT: 1,
+} as const;
+export type TraceMode = (typeof TraceMode)[keyof typeof TraceMode];
+
+export interface LateRun {
+  span: ReadableSpan;
+  entry: SpanEntry;
+  timer: ReturnType<typeof setTimeout>;
+  done: Promise<void>;
+  resolve: () => void;
+}
+
+export interface TraceState {
+  traceId: string;
+  mode: TraceMode;
+  /** Held spans (JUDGED), or every open span's scope (SAMPLED_OUT: its own entry for agent spans, else the agent entry above it or `NO_SCOPE`). */
+  spans: Map<string, SpanEntry>;
+  /** Entries counted against the span limits. */
+  held: number;
+  /** Held spans still open: the trace is released when none is left (and nothing waits). */
+  openCount: number;
+  /** The sweep epoch of the last span activity. */
+  activeEpoch: number;
+  hasTool: boolean;
+  /** The trace was first recognised when one of its spans ended (no agent-related span was known at start). */
+  seenLate: boolean;
+  /**
+   * Some of the trace's spans were refused (span limits): its runs would be judged on partial
+   * data, so they get `skipped: incomplete_trace` records instead of verdicts.
+   */
+  incomplete: boolean;
+  evaluated: Set<string>;
+  /** Execution spans already counted in `toolwatch.tool.executions`. */
+  counted: Set<string>;
+  /**
+   * Untracked local parents of tracked tool/LLM spans: maybe agent spans whose attributes
+   * come later. The trace is kept until they end.
+   */
+  awaiting: Set<string>;
+  late: Map<string, LateRun>;
+}
+
+/** What remains of an evicted trace: enough to refuse its later spans and give its open runs a record. */
+export interface Tombstone {
+  traceId: string;
+  /** The sweep epoch of the trace's last span: tombstones of quiet traces expire like traces. */
+  activeEpoch: number;
+  /** Agent spans open in the trace (at eviction, or started since), by span id: whether each is nested. */
+  openAgents: Map<string, boolean>;
+}
+
+export interface TraceBufferLimits {
+  maxTraces: number;
+  maxSpansPerTrace: number;
+  maxBufferedSpans: number;
+  traceTtlMs: number;
+}
+
+/** Stands for "no agent above" in SAMPLED_OUT scope maps. */
+export const NO_SCOPE: SpanEntry = newEntry(
+  undefined as unknown as ReadableSpan,
+  '',
+  undefined,
+  SpanRole.NONE,
+);
+
+// Most traces never need these; they are allocated on first write.
+const NO_SPANS: Set<string> = new Set();
+const NO_LATE_RUNS: Map<string, LateRun> = new Map();
+
+export function newEntry(
+  span: ReadableSpan,
+  spanId: string,
+  parentId: string | undefined,
+  role: SpanRole,
+): SpanEntry {
+  return {
+    span,
+    spanId,
+    parentId,
+    parent: undefined,
+    agent: undefined,
+    role,
+    open: true,
+    activeChildren: 0,
+    needed: false,
+    like: undefined,
+    live: undefined,
+    t0: undefined,
+    outOfOrder: false,
+  };
+}
+
+/** A child started under `entry`: it (and, if it was idle, what is above it) has an open descendant. */
+export function childStarted(entry: SpanEntry): void {
+  let at: SpanEntry | undefined = entry;
+  while (at !== undefined) {
+    const wasActive = at.open || at.activeChildren > 0;
+    at.activeChildren++;
+    if (wasActive) return;
+    at = at.parent;
+  }
+}
+
+/** `entry` closed: when nothing below it is open either, its ancestors lose an active child. */
+export function entryClosed(entry: SpanEntry): void {
+  if (!entry.open) return;
+  entry.open = false;
+  let at = entry;
+  while (at.activeChildren === 0 && !at.open) {
+    const parent = at.parent;
+    if (parent === undefined) return;
+    parent.activeChildren--;
+    at = parent;
+  }
+}
+
+/**
+ * The agent traces the processor holds, within the limits of its options: spans per trace,
+ * traces, spans over all traces, and inactivity. A trace that has to go is evicted as a
+ * whole (the caller gives its runs a record) and leaves a tombstone, so its later spans are
+ * counted and never start a new, partial trace.
+ */
+export class TraceBuffer {
+  private readonly _traces = new Map<string, TraceState>();
+  private readonly _tombstones = new Map<string, Tombstone>();
+  /** Entries held over all traces. */
+  private _held = 0;
+  /** Sweeps so far: inactivity is counted in sweeps, not read from a clock that may jump or stall. */
+  private _epoch = 0;
+  private readonly _ttlEpochs: number;
+  readonly sweepPeriodMs: number;
+
+  constructor(
+    private readonly _limits: TraceBufferLimits,
+    private readonly _metrics: ToolwatchMetrics,
+    private readonly _problems: ProblemLog,
+    /** Called for every trace about to be evicted, while it is still held. */
+    private readonly _onEvict: (state: TraceState, reason: string) => void,
+  ) {
+    this.sweepPeriodMs = Math.max(10, Math.min(_limits.traceTtlMs / 4, 30_000));
+    this._ttlEpochs = Math.max(1, Math.ceil(_limits.traceTtlMs / this.sweepPeriodMs));
+  }
+
+  get size(): number {
+    return this._traces.size;
+  }
+
+  get held(): number {
+    return this._held;
+  }
+
+  get(traceId: string): TraceState | undefined {
+    return this._traces.get(traceId);
+  }
+
+  get hasTombstones(): boolean {
+    return this._tombstones.size > 0;
+  }
+
+  tombstone(traceId: string): Tombstone | undefined {
+    return this._tombstones.size === 0 ? undefined : this._tombstones.get(traceId);
+  }
+
+  traces(): IterableIterator<TraceState> {
+    return this._traces.values();
+  }
+
+  create(traceId: string, mode: TraceMode, seenLate: boolean): TraceState {
+    if (this._traces.size >= this._limits.maxTraces) {
+      // Evict the oldest trace rather than refuse the new one: under pressure the oldest is
+      // most likely a root that will never end, and refusing would stop all evaluation.
+      const oldest = this._traces.values().next().value as TraceState;
+      this.evict(oldest, 'max_traces', `${this._limits.maxTraces} agent traces are held`);
+    }
+    const state: TraceState = {
+      traceId,
+      mode,
+      spans: new Map(),
+      held: 0,
+      openCount: 0,
+      activeEpoch: this._epoch,
+      hasTool: false,
+      seenLate,
+      incomplete: false,
+      evaluated: new Set(),
+      counted: NO_SPANS,
+      awaiting: NO_SPANS,
+      late: NO_LATE_RUNS,
+    };
+    this._traces.set(traceId, state);
+    this._metrics.tracesBuffered(1);
+    return state;
+  }
+
+  /**
+   * Room for one more span in `state`, or false (the span is counted as dropped and the
+   * trace marked incomplete). Makes room over all traces by evicting the oldest others.
+   */
+  admit(state: TraceState): boolean {
+    if (state.held >= this._limits.maxSpansPerTrace) {
+      state.incomplete = true;
+      this._problems.dropped(
+        'max_spans_per_trace',
+        `trace ${state.traceId} holds ${this._limits.maxSpansPerTrace} spans`,
+      );
+      return false;
+    }
+    if (this._held >= this._limits.maxBufferedSpans) {
+      for (const oldest of this._traces.values()) {
+        if (this._held < this._limits.maxBufferedSpans) break;
+        if (oldest === state) continue;
+        this.evict(oldest, 'max_buffered_spans', `${this._limits.maxBufferedSpans} spans are held`);
+      }
+      if (this._held >= this._limits.maxBufferedSpans) {
+        state.incomplete = true;
+        this._problems.dropped('max_buffered_spans', `${this._limits.maxBufferedSpans} spans are held`);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Holds an admitted entry. */
+  hold(state: TraceState, entry: SpanEntry): void {
+    state.spans.set(entry.spanId, entry);
+    state.held++;
+    this._held++;
+    state.activeEpoch = this._epoch;
+  }
+
+  /** SAMPLED_OUT traces: an open span that is not an agent maps to the agent span above it. */
+  holdScope(state: TraceState, spanId: string, scope: SpanEntry): void {
+    state.spans.set(spanId, scope);
+    state.held++;
+    this._held++;
+    state.activeEpoch = this._epoch;
+  }
+
+  touchTombstone(tombstone: Tombstone): void {
+    tombstone.activeEpoch = this._epoch;
+  }
+
+  /** Lets go of one entry (a leaf that reconstruction will not need). */
+  forget(state: TraceState, spanId: string): void {
+    if (state.spans.delete(spanId)) {
+      state.held--;
+      this._held--;
+    }
+  }
+
+  touch(state: TraceState): void {
+    state.activeEpoch = this._epoch;
+  }
+
+  awaitParent(state: TraceState, parentId: string): void {
+    if (state.awaiting === NO_SPANS) state.awaiting = new Set();
+    state.awaiting.add(parentId);
+  }
+
+  counted(state: TraceState, spanId: string): boolean {
+    if (state.counted.has(spanId)) return true;
+    if (state.counted === NO_SPANS) state.counted = new Set();
+    state.counted.add(spanId);
+    return false;
+  }
+
+  addLate(state: TraceState, spanId: string, late: LateRun): void {
+    if (state.late === NO_LATE_RUNS) state.late = new Map();
+    state.late.set(spanId, late);
+  }
+
+  /** The trace is done: its spans go, without a tombstone. */
+  release(state: TraceState): void {
+    if (this._traces.get(state.traceId) !== state) return;
+    this._traces.delete(state.traceId);
+    this._held -= state.held;
+    state.held = 0;
+    this._metrics.tracesBuffered(-1);
+  }
+
+  /** Gives a trace up: its held spans are counted as dropped for `reason`, and a tombstone stays. */
+  evict(state: TraceState, reason: string, message: string): void {
+    if (this._traces.get(state.traceId) !== state) return;
+    try {
+      this._onEvict(state, reason);
+    } catch (error) {
+      this._problems.report('evict', 'giving an evicted trace its records failed', error);
+    }
+    this._problems.dropped(reason, message, state.held);
+    const openAgents = new Map<string, boolean>();
+    for (const entry of state.spans.values()) {
+      if (entry.role === SpanRole.AGENT && entry.open && entry !== NO_SCOPE)
+        openAgents.set(entry.spanId, entry.agent !== undefined);
+    }
+    this.release(state);
+    this._tombstones.set(state.traceId, { traceId: state.traceId, activeEpoch: this._epoch, openAgents });
+    if (this._tombstones.size > this._limits.maxTraces) {
+      this._tombstones.delete(this._tombstones.keys().next().value as string);
+    }
+  }
+
+  /** One sweep: traces with no activity in the last `traceTtlMs` worth of sweeps are evicted. */
+  sweep(): void {
+    const epoch = ++this._epoch;
+    for (const state of this._traces.values()) {
+      if (epoch - state.activeEpoch <= this._ttlEpochs) continue;
+      this.evict(
+        state,
+        'ttl',
+        `agent trace ${state.traceId} had no activity for ${this._limits.traceTtlMs} ms`,
+      );
+    }
+    for (const tombstone of this._tombstones.values()) {
+      if (epoch - tombstone.activeEpoch > this._ttlEpochs) this._tombstones.delete(tombstone.traceId);
+    }
+  }
+
+  /** Everything goes (shutdown); returns how many spans were held. */
+  clear(): number {
+    const held = this._held;
+    this._metrics.tracesBuffered(-this._traces.size);
+    this._traces.clear();
+    this._tombstones.clear();
+    this._held = 0;
+    return held;
+  }
+}
