@@ -1,3 +1,5 @@
+import { type FieldValue, fields } from './protobuf-wire.js';
+
 /**
  * OTLP/protobuf `ExportTraceServiceRequest` → the OTLP/JSON object form (hex ids, decimal
  * string nanos, camelCase keys), so protobuf files go through the same decoder as JSON.
@@ -11,56 +13,6 @@ export function otlpJsonFromProtobuf(bytes: Uint8Array): Record<string, unknown>
     if (field === 1) resourceSpans.push(resourceSpansOf(value as Uint8Array));
   }
   return { resourceSpans };
-}
-
-type FieldValue = bigint | Uint8Array | number;
-
-/** (field number, value) pairs: varints and fixed64 as bigint, fixed32 as number, bytes as views. */
-function* fields(buf: Uint8Array): Generator<[number, FieldValue, number]> {
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  let pos = 0;
-  const varint = (): bigint => {
-    let result = 0n;
-    let shift = 0n;
-    for (;;) {
-      if (pos >= buf.length) throw new Error('truncated varint');
-      const b = buf[pos++]!;
-      result |= BigInt(b & 0x7f) << shift;
-      if ((b & 0x80) === 0) return result;
-      shift += 7n;
-      if (shift > 63n) throw new Error('varint too long');
-    }
-  };
-  while (pos < buf.length) {
-    const key = Number(varint());
-    const field = key >>> 3;
-    const wire = key & 7;
-    if (field === 0) throw new Error('field number 0');
-    switch (wire) {
-      case 0:
-        yield [field, varint(), wire];
-        break;
-      case 1:
-        if (pos + 8 > buf.length) throw new Error('truncated fixed64');
-        yield [field, view.getBigUint64(pos, true), wire];
-        pos += 8;
-        break;
-      case 2: {
-        const len = Number(varint());
-        if (pos + len > buf.length) throw new Error('truncated length-delimited field');
-        yield [field, buf.subarray(pos, pos + len), wire];
-        pos += len;
-        break;
-      }
-      case 5:
-        if (pos + 4 > buf.length) throw new Error('truncated fixed32');
-        yield [field, view.getUint32(pos, true), wire];
-        pos += 4;
-        break;
-      default:
-        throw new Error(`unsupported wire type ${wire}`);
-    }
-  }
 }
 
 const utf8 = new TextDecoder('utf-8');

@@ -110,7 +110,8 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
   } catch (err) {
     problems.push(`--token-file: ${(err as Error).message}`);
   }
-  if (Boolean(values['tls-cert']) !== Boolean(values['tls-key'])) problems.push('--tls-cert and --tls-key go together');
+  if (Boolean(values['tls-cert']) !== Boolean(values['tls-key']))
+    problems.push('--tls-cert and --tls-key go together');
   const options = {
     decisionWaitMs: number('decision-wait'),
     maxWaitMs: number('max-wait'),
@@ -140,7 +141,9 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
       ...(grpc ? { grpc } : {}),
       ...(metrics ? { metrics } : {}),
       ...(token !== undefined ? { token } : {}),
-      ...(values['tls-cert'] ? { tls: { cert: values['tls-cert'] as string, key: values['tls-key'] as string } } : {}),
+      ...(values['tls-cert']
+        ? { tls: { cert: values['tls-cert'] as string, key: values['tls-key'] as string } }
+        : {}),
       ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
     });
   } catch (err) {

@@ -1,0 +1,120 @@
+import { verdictAttributes } from '../emission/attributes.js';
+import { evaluationEventAttributes } from '../emission/events.js';
+import type { ToolwatchMetrics } from '../emission/metrics.js';
+import { evaluateTraces } from '../evaluation/evaluate-traces.js';
+import { appendToSpan, type EventToAdd } from '../otlp/encode-values.js';
+import type { RawSpan } from '../otlp/trace-request-splice.js';
+import {
+  ATTR_TOOLWATCH_EVALUATION_FAILED,
+  ATTR_TOOLWATCH_EVALUATION_PASSED,
+  ATTR_TOOLWATCH_KEEP,
+  EVENT_GEN_AI_EVALUATION_RESULT,
+} from '../semconv.js';
+import type { JudgeFunction, MisuseKind, Policy, Problem, Verdict } from '../types.js';
+import type { BufferedTrace } from './trace-assembler.js';
+
+export interface JudgeOptions {
+  judges?: Record<string, JudgeFunction | unknown>;
+  metrics: ToolwatchMetrics;
+  problems: Problem[];
+}
+
+/**
+ * Judges complete traces through `evaluateTraces` — the one pipeline the processor and the
+ * CLI use — and writes each verdict onto its agent span's bytes: the summary attributes and
+ * one `gen_ai.evaluation.result` event per result, as the processor does in `onEnding`.
+ * Returns the traces' spans, ready to forward.
+ */
+export async function judgeTraces(
+  traces: readonly BufferedTrace[],
+  policy: Policy,
+  options: JudgeOptions,
+): Promise<{ spans: RawSpan[]; verdicts: Verdict[] }> {
+  const spans = traces.flatMap((t) => t.spans);
+  const verdicts =
+    spans.length === 0
+      ? []
+      : await evaluateTraces(spans, policy, {
+          ...(options.judges ? { judges: options.judges } : {}),
+          problems: options.problems,
+        });
+  const bySpan = new Map<string, Verdict[]>();
+  for (const verdict of verdicts) {
+    const key = verdict.trace_id + verdict.span_id;
+    const list = bySpan.get(key);
+    if (list) list.push(verdict);
+    else bySpan.set(key, [verdict]);
+    recordMetrics(verdict, options.metrics);
+  }
+  const raw: RawSpan[] = [];
+  for (const trace of traces) {
+    for (const span of trace.raw) {
+      const list = bySpan.get(span.traceId + span.spanId);
+      if (list) {
+        span.bytes = appendToSpan(span.bytes, mergedAttributes(list), events(list, span, policy));
+        // Written once even if the span arrived twice (a retried request).
+        bySpan.delete(span.traceId + span.spanId);
+      }
+      raw.push(span);
+    }
+  }
+  return { spans: raw, verdicts };
+}
+
+/**
+ * One set of summary attributes for a span several rules judged: passed only if every
+ * verdict passed, failed scorers of all, keep if any; rule and digest of the first.
+ */
+function mergedAttributes(verdicts: readonly Verdict[]): Record<string, unknown> {
+  const attributes: Record<string, unknown> = { ...verdictAttributes(verdicts[0]!) };
+  for (const verdict of verdicts.slice(1)) {
+    const next = verdictAttributes(verdict);
+    attributes[ATTR_TOOLWATCH_EVALUATION_PASSED] =
+      attributes[ATTR_TOOLWATCH_EVALUATION_PASSED] === true &&
+      next[ATTR_TOOLWATCH_EVALUATION_PASSED] === true;
+    attributes[ATTR_TOOLWATCH_KEEP] =
+      attributes[ATTR_TOOLWATCH_KEEP] === true || next[ATTR_TOOLWATCH_KEEP] === true;
+    const failed = new Set([
+      ...(attributes[ATTR_TOOLWATCH_EVALUATION_FAILED] as string[]),
+      ...(next[ATTR_TOOLWATCH_EVALUATION_FAILED] as string[]),
+    ]);
+    attributes[ATTR_TOOLWATCH_EVALUATION_FAILED] = [...failed];
+  }
+  return attributes;
+}
+
+function events(verdicts: readonly Verdict[], span: RawSpan, policy: Policy): EventToAdd[] {
+  // At the span's end, where the processor adds them (`onEnding`); now for a span without one.
+  const time = span.endTimeUnixNano > 0n ? span.endTimeUnixNano : BigInt(Date.now()) * 1_000_000n;
+  return verdicts.flatMap((v) =>
+    v.results.map((result) => ({
+      name: EVENT_GEN_AI_EVALUATION_RESULT,
+      timeUnixNano: time,
+      attributes: evaluationEventAttributes(result, policy.redact),
+    })),
+  );
+}
+
+const MISUSE_BY_ERROR: Record<string, MisuseKind> = {
+  forbidden_tool: 'forbidden',
+  call_budget_exceeded: 'call_budget',
+  repeated_call: 'repeated_call',
+};
+
+/**
+ * Results by scorer and label, and misuse from the trajectory scorer's errors: the gateway
+ * sees a run when it is complete, so misuse is counted from the verdict rather than live.
+ */
+function recordMetrics(verdict: Verdict, metrics: ToolwatchMetrics): void {
+  for (const result of verdict.results) {
+    metrics.recordResult(result, verdict.agent, verdict.rule);
+    if (result.kind !== 'trajectory') continue;
+    const errors = result.detail?.errors;
+    if (!Array.isArray(errors)) continue;
+    for (const error of errors) {
+      const kind = MISUSE_BY_ERROR[(error as { code?: string })?.code ?? ''];
+      const tool = (error as { tool?: unknown }).tool;
+      if (kind) metrics.recordMisuse(kind, typeof tool === 'string' ? tool : '', verdict.agent, verdict.rule);
+    }
+  }
+}

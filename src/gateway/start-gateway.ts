@@ -1,0 +1,118 @@
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import * as grpc from '@grpc/grpc-js';
+import { grpcServer } from './grpc-receiver.js';
+import { httpHandler, serveProbes } from './http-receiver.js';
+import { ToolwatchGateway, type ToolwatchGatewayOptions } from './toolwatch-gateway.js';
+
+export interface Listen {
+  /** Default 127.0.0.1: the gateway is reachable from other hosts only when told so. */
+  host?: string;
+  /** 0 picks a free port. */
+  port: number;
+}
+
+export interface StartGatewayOptions extends ToolwatchGatewayOptions {
+  /** OTLP/HTTP listener (`/v1/traces`, also `/metrics`, `/healthz`, `/readyz`). Default none. */
+  http?: Listen;
+  /** OTLP/gRPC listener. Default none. */
+  grpc?: Listen;
+  /** A separate listener for `/metrics`, `/healthz`, `/readyz`. Default none. */
+  metrics?: Listen;
+  /** Bearer token required on HTTP and gRPC export calls. Default none. */
+  token?: string;
+  /** PEM certificate chain and key paths: HTTPS and gRPC over TLS. Default plaintext. */
+  tls?: { cert: string; key: string };
+  /** Largest request as sent. Default 16 MiB. */
+  maxRequestBytes?: number;
+  /** Largest gzip-decompressed HTTP body. Default 64 MiB. */
+  maxDecompressedBytes?: number;
+  /** How long `close()` waits for forwarding before dead-lettering the rest. Default 30,000 ms. */
+  drainTimeoutMs?: number;
+}
+
+export interface RunningGateway {
+  gateway: ToolwatchGateway;
+  /** `host:port` of each listener that was asked for. */
+  addresses: { http?: string; grpc?: string; metrics?: string };
+  /** Stop accepting, judge what is pending, flush forwarding, close listeners. */
+  close(): Promise<void>;
+}
+
+/** Starts the gateway and its listeners; what `toolwatch serve` runs. */
+export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
+  const gateway = new ToolwatchGateway(options);
+  const tls = options.tls
+    ? { cert: readFileSync(options.tls.cert), key: readFileSync(options.tls.key) }
+    : undefined;
+  const servers: HttpServer[] = [];
+  const addresses: RunningGateway['addresses'] = {};
+  if (options.http) {
+    const handler = httpHandler(gateway, {
+      ...(options.token !== undefined ? { token: options.token } : {}),
+      ...(options.maxRequestBytes !== undefined ? { maxRequestBytes: options.maxRequestBytes } : {}),
+      ...(options.maxDecompressedBytes !== undefined
+        ? { maxDecompressedBytes: options.maxDecompressedBytes }
+        : {}),
+    });
+    const server = tls ? createHttpsServer(tls, handler) : createHttpServer(handler);
+    addresses.http = await listen(server, options.http);
+    servers.push(server);
+  }
+  if (options.metrics) {
+    const server = createHttpServer((req, res) => {
+      if (!serveProbes(gateway, req, res)) {
+        res.writeHead(404, { 'content-type': 'text/plain' });
+        res.end('not found\n');
+      }
+    });
+    addresses.metrics = await listen(server, options.metrics);
+    servers.push(server);
+  }
+  let rpc: grpc.Server | undefined;
+  if (options.grpc) {
+    rpc = grpcServer(gateway, {
+      ...(options.token !== undefined ? { token: options.token } : {}),
+      ...(options.maxRequestBytes !== undefined ? { maxRequestBytes: options.maxRequestBytes } : {}),
+    });
+    const credentials = tls
+      ? grpc.ServerCredentials.createSsl(null, [{ cert_chain: tls.cert, private_key: tls.key }], false)
+      : grpc.ServerCredentials.createInsecure();
+    const host = options.grpc.host ?? '127.0.0.1';
+    const port = await new Promise<number>((resolve, reject) =>
+      rpc!.bindAsync(
+        `${host.includes(':') ? `[${host}]` : host}:${options.grpc!.port}`,
+        credentials,
+        (err, p) => (err ? reject(err) : resolve(p)),
+      ),
+    );
+    addresses.grpc = `${host}:${port}`;
+  }
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      // Stop taking new connections first; in-flight requests finish (or get 503 while draining).
+      const stopped = servers.map((s) => new Promise<void>((r) => s.close(() => r())));
+      const rpcStopped = rpc ? new Promise<void>((r) => rpc!.tryShutdown(() => r())) : Promise.resolve();
+      await gateway.close(options.drainTimeoutMs ?? 30_000);
+      for (const s of servers) s.closeAllConnections();
+      await Promise.all([...stopped, rpcStopped]);
+    })();
+    return closing;
+  };
+  return { gateway, addresses, close };
+}
+
+function listen(server: HttpServer, where: Listen): Promise<string> {
+  const host = where.host ?? '127.0.0.1';
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(where.port, host, () => {
+      server.off('error', reject);
+      const port = (server.address() as AddressInfo).port;
+      resolve(`${host}:${port}`);
+    });
+  });
+}

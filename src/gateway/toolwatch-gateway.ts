@@ -1,0 +1,296 @@
+import { spansFromOtlpJson } from '../conventions/from-otlp-json.js';
+import { ToolwatchMetrics } from '../emission/metrics.js';
+import { otlpJsonFromProtobuf } from '../otlp/otlp-protobuf.js';
+import { encodeTraceRequest, type RawSpan, splitTraceRequest } from '../otlp/trace-request-splice.js';
+import type { JudgeFunction, Policy, Problem, SpanLike } from '../types.js';
+import { Forwarder, type ForwarderOptions } from './forwarder.js';
+import { judgeTraces } from './judge-traces.js';
+import { PrometheusRegistry } from './prometheus-registry.js';
+import { type Completion, TraceAssembler } from './trace-assembler.js';
+
+export interface ToolwatchGatewayOptions {
+  policy: Policy;
+  /** OTLP/HTTP trace endpoints every judged span is forwarded to. Default none (spans are counted as dropped, reason `no_forward_endpoint`). */
+  forward?: readonly string[];
+  /** Headers sent with every forwarded request. Default none. */
+  forwardHeaders?: Record<string, string>;
+  /** Retry, timeout and concurrency of forwarding; see `ForwarderOptions` for defaults. */
+  forwarding?: Omit<ForwarderOptions, 'endpoints' | 'headers'>;
+  /** Quiet time after the last span of a trace before it is judged (semantics §4). Default 2,000 ms. */
+  decisionWaitMs?: number;
+  /** Longest a trace is held from its first span. Default 30,000 ms. */
+  maxWaitMs?: number;
+  /** Spans held (buffered, being judged, or being forwarded) before requests are refused with 429 / RESOURCE_EXHAUSTED. Default 200,000. */
+  maxHeldSpans?: number;
+  /** Traces buffered before new requests are refused. Default 50,000. */
+  maxTraces?: number;
+  /** A trace with this many spans is judged at once; later spans pass through as late. Default 10,000. */
+  maxSpansPerTrace?: number;
+  /** The delay a refused sender is told to wait. Default 1,000 ms. */
+  retryAfterMs?: number;
+  /** Judges for `llm_judge` scorers. Default none. */
+  judges?: Record<string, JudgeFunction | unknown>;
+  /** Judged trace ids remembered so their late spans pass through unjudged. Default 100,000. */
+  decidedCacheSize?: number;
+  /** Where metrics go. Default a fresh registry (`gateway.registry`). */
+  registry?: PrometheusRegistry;
+  /** Clock. Default `Date.now`. */
+  now?: () => number;
+}
+
+export type IngestResult =
+  | { kind: 'accepted'; spans: number; rejectedSpans: number; message: string }
+  | { kind: 'exhausted'; retryAfterMs: number; message: string }
+  | { kind: 'invalid'; message: string }
+  | { kind: 'unavailable'; message: string };
+
+/**
+ * The gateway core, transport-free: takes OTLP/protobuf requests, holds spans until their
+ * trace is complete, judges it with the one evaluation pipeline, writes verdicts onto the
+ * agent spans' bytes and forwards everything. Every accepted span is forwarded, or counted
+ * as dead-lettered or dropped with a reason; when full it refuses instead of dropping.
+ */
+export class ToolwatchGateway {
+  readonly registry: PrometheusRegistry;
+  readonly metrics: ToolwatchMetrics;
+  /** Decoding problems of recent requests (bounded), for diagnostics. */
+  readonly problems: Problem[] = [];
+  private readonly _assembler: TraceAssembler;
+  private readonly _forwarder: Forwarder;
+  private readonly _now: () => number;
+  private readonly _maxHeld: number;
+  private readonly _maxTraces: number;
+  private readonly _retryAfterMs: number;
+  private _held = 0;
+  private _late: RawSpan[] = [];
+  private _judging: Promise<void> = Promise.resolve();
+  private _timer: NodeJS.Timeout | undefined;
+  private _draining = false;
+  private readonly _count: Record<string, (labels?: Record<string, string>, value?: number) => void>;
+
+  constructor(private readonly _o: ToolwatchGatewayOptions) {
+    this._now = _o.now ?? Date.now;
+    this._maxHeld = _o.maxHeldSpans ?? 200_000;
+    this._maxTraces = _o.maxTraces ?? 50_000;
+    this._retryAfterMs = _o.retryAfterMs ?? 1000;
+    this.registry = _o.registry ?? new PrometheusRegistry();
+    const r = this.registry;
+    this._count = {
+      received: r.counter('toolwatch_gateway_spans_received_total', 'Spans accepted, by transport.'),
+      requests: r.counter('toolwatch_gateway_requests_total', 'Export requests, by transport and outcome.'),
+      rejected: r.counter(
+        'toolwatch_gateway_spans_rejected_total',
+        'Spans refused (the sender was told), by reason.',
+      ),
+      forwarded: r.counter('toolwatch_gateway_spans_forwarded_total', 'Spans forwarded, by endpoint.'),
+      retries: r.counter(
+        'toolwatch_gateway_forward_retries_total',
+        'Forwarding retries, by endpoint and reason.',
+      ),
+      deadLettered: r.counter(
+        'toolwatch_gateway_spans_dead_lettered_total',
+        'Accepted spans that could not be forwarded after retries, by endpoint and reason.',
+      ),
+      dropped: r.counter('toolwatch_gateway_spans_dropped_total', 'Accepted spans not forwarded, by reason.'),
+      late: r.counter(
+        'toolwatch_gateway_late_spans_total',
+        'Spans that arrived after their trace was judged (forwarded unjudged).',
+      ),
+      unjudged: r.counter(
+        'toolwatch_gateway_spans_undecodable_total',
+        'Spans forwarded unjudged because they could not be decoded.',
+      ),
+      traces: r.counter(
+        'toolwatch_gateway_traces_judged_total',
+        'Traces judged, by completion (quiet, max_wait, span_limit, shutdown).',
+      ),
+      verdicts: r.counter(
+        'toolwatch_gateway_verdicts_total',
+        'Verdicts written onto forwarded spans, by rule and passed.',
+      ),
+    };
+    r.gauge(
+      'toolwatch_gateway_spans_held',
+      'Spans accepted and not yet forwarded or dead-lettered.',
+      () => this._held,
+    );
+    r.gauge(
+      'toolwatch_gateway_traces_buffered',
+      'Traces waiting to be complete.',
+      () => this._assembler.bufferedTraces,
+    );
+    r.gauge(
+      'toolwatch_gateway_spans_buffered',
+      'Spans waiting for their trace to be complete.',
+      () => this._assembler.bufferedSpans,
+    );
+    r.gauge('toolwatch_gateway_policy_info', 'The policy in use (digest as a label).', () => 1, {
+      policy_digest: _o.policy.digest,
+    });
+    this.metrics = new ToolwatchMetrics({ meterProvider: r.meterProvider(), policy: _o.policy });
+    this._assembler = new TraceAssembler({
+      decisionWaitMs: _o.decisionWaitMs ?? 2000,
+      maxWaitMs: _o.maxWaitMs ?? 30_000,
+      maxSpansPerTrace: _o.maxSpansPerTrace ?? 10_000,
+      decidedCacheSize: _o.decidedCacheSize ?? 100_000,
+    });
+    this._forwarder = new Forwarder(
+      {
+        ..._o.forwarding,
+        endpoints: _o.forward ?? [],
+        ...(_o.forwardHeaders ? { headers: _o.forwardHeaders } : {}),
+      },
+      {
+        forwarded: (endpoint, spans) => this._count.forwarded!({ endpoint }, spans),
+        retried: (endpoint, reason) => this._count.retries!({ endpoint, reason }),
+        deadLettered: (endpoint, spans, reason) => this._count.deadLettered!({ endpoint, reason }, spans),
+        settled: (spans) => {
+          this._held -= spans;
+          if ((this._o.forward ?? []).length === 0)
+            this._count.dropped!({ reason: 'no_forward_endpoint' }, spans);
+        },
+      },
+    );
+    const decisionWait = _o.decisionWaitMs ?? 2000;
+    this._timer = setInterval(() => this.tick(), Math.max(10, Math.min(250, decisionWait / 4)));
+    this._timer.unref();
+  }
+
+  /** Accepting requests and below the refusal threshold. */
+  get ready(): boolean {
+    return !this._draining && this._held < this._maxHeld;
+  }
+
+  get heldSpans(): number {
+    return this._held;
+  }
+
+  /** One OTLP/protobuf `ExportTraceServiceRequest`. Never throws. */
+  ingest(bytes: Uint8Array, transport: 'http' | 'grpc'): IngestResult {
+    try {
+      return this._ingest(bytes, transport);
+    } catch (err) {
+      this._count.requests!({ transport, outcome: 'invalid' });
+      return {
+        kind: 'invalid',
+        message: `undecodable OTLP protobuf: ${err instanceof Error ? err.message : String(err)}`,
+      };
+    }
+  }
+
+  private _ingest(bytes: Uint8Array, transport: 'http' | 'grpc'): IngestResult {
+    if (this._draining) {
+      this._count.requests!({ transport, outcome: 'unavailable' });
+      return { kind: 'unavailable', message: 'the gateway is shutting down' };
+    }
+    const { spans: raw, rejected } = splitTraceRequest(bytes);
+    if (rejected.count > 0) this._count.rejected!({ reason: 'invalid_span' }, rejected.count);
+    let newTraces = 0;
+    for (const span of raw) if (!this._assembler.has(span.traceId)) newTraces++;
+    if (
+      this._held + raw.length > this._maxHeld ||
+      (newTraces > 0 && this._assembler.bufferedTraces + newTraces > this._maxTraces)
+    ) {
+      this._count.requests!({ transport, outcome: 'exhausted' });
+      this._count.rejected!({ reason: 'buffer_full' }, raw.length);
+      return {
+        kind: 'exhausted',
+        retryAfterMs: this._retryAfterMs,
+        message: `gateway full (${this._held} spans held, limit ${this._maxHeld}); retry later`,
+      };
+    }
+    const decoded = this._decode(bytes);
+    const now = this._now();
+    this._held += raw.length;
+    this._count.received!({ transport }, raw.length);
+    this._count.requests!({ transport, outcome: 'accepted' });
+    for (const span of raw) {
+      const like = decoded.get(span.traceId + span.spanId);
+      if (!like) this._count.unjudged!();
+      if (!this._assembler.add(span, like, now)) {
+        this._count.late!();
+        this._late.push(span);
+      }
+    }
+    return {
+      kind: 'accepted',
+      spans: raw.length,
+      rejectedSpans: rejected.count,
+      message: rejected.count > 0 ? rejected.reason : '',
+    };
+  }
+
+  private _decode(bytes: Uint8Array): Map<string, SpanLike> {
+    const problems: Problem[] = [];
+    const out = new Map<string, SpanLike>();
+    for (const span of spansFromOtlpJson(otlpJsonFromProtobuf(bytes), problems)) {
+      out.set(span.traceId + span.spanId, span);
+    }
+    this._keepProblems(problems);
+    return out;
+  }
+
+  private _keepProblems(problems: readonly Problem[]): void {
+    if (problems.length === 0) return;
+    this.problems.push(...problems);
+    if (this.problems.length > 1000) this.problems.splice(0, this.problems.length - 1000);
+  }
+
+  /** Judges what is due and forwards late spans; runs on a timer, callable by tests. */
+  tick(): Promise<void> {
+    const due = this._assembler.due(this._now());
+    return this._judge(due);
+  }
+
+  private _judge(
+    due: { trace: import('./trace-assembler.js').BufferedTrace; completion: Completion }[],
+  ): Promise<void> {
+    const late = this._late;
+    this._late = [];
+    if (late.length > 0) this._send(late);
+    if (due.length === 0) return this._judging;
+    for (const { completion } of due) this._count.traces!({ completion });
+    const traces = due.map((d) => d.trace);
+    // Judging is serialised: verdicts leave in the order traces completed.
+    this._judging = this._judging.then(async () => {
+      const problems: Problem[] = [];
+      try {
+        const { spans, verdicts } = await judgeTraces(traces, this._o.policy, {
+          ...(this._o.judges ? { judges: this._o.judges } : {}),
+          metrics: this.metrics,
+          problems,
+        });
+        for (const v of verdicts) this._count.verdicts!({ rule: v.rule, passed: String(v.passed) });
+        this._send(spans);
+      } catch (err) {
+        // A failure of the pipeline must not lose spans: forward them unjudged.
+        problems.push({
+          code: 'gateway_judge_failed',
+          message: err instanceof Error ? err.message : String(err),
+        });
+        this._send(traces.flatMap((t) => t.raw));
+      }
+      this._keepProblems(problems);
+    });
+    return this._judging;
+  }
+
+  private _send(spans: RawSpan[]): void {
+    for (let i = 0; i < spans.length; i += 1024) {
+      const chunk = spans.slice(i, i + 1024);
+      this._forwarder.send(encodeTraceRequest(chunk), chunk.length);
+    }
+  }
+
+  /**
+   * Stops accepting, judges every buffered trace as it is, and waits for forwarding to
+   * settle (up to `deadlineMs`, after which what is left is dead-lettered, reason `shutdown`).
+   */
+  async close(deadlineMs = 30_000): Promise<void> {
+    if (this._timer) clearInterval(this._timer);
+    this._timer = undefined;
+    this._draining = true;
+    await this._judge(this._assembler.drain());
+    await this._forwarder.close(deadlineMs);
+  }
+}

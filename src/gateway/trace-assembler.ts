@@ -1,0 +1,134 @@
+import { classify } from '../conventions/classify.js';
+import type { RawSpan } from '../otlp/trace-request-splice.js';
+import type { SpanLike } from '../types.js';
+
+/** Why a trace was judged when it was. */
+export type Completion = 'quiet' | 'max_wait' | 'span_limit' | 'shutdown';
+
+export interface BufferedTrace {
+  traceId: string;
+  /** Every span as received, in arrival order. */
+  raw: RawSpan[];
+  /** The decoded spans (some raw spans may not decode; those are forwarded unjudged). */
+  spans: SpanLike[];
+  firstAt: number;
+  lastAt: number;
+  /** span id → parent span id ('' for roots), for the outermost-agent check. */
+  parents: Map<string, string>;
+  agentSpanIds: string[];
+  full: boolean;
+}
+
+export interface TraceAssemblerOptions {
+  decisionWaitMs: number;
+  maxWaitMs: number;
+  maxSpansPerTrace: number;
+  /** How many judged trace ids are remembered, so their late spans pass through. */
+  decidedCacheSize: number;
+}
+
+/**
+ * Completeness per semantics §4 for spans that arrive in any order, from any number of
+ * requests or streams: a trace is due when its outermost agent span has arrived and no span
+ * arrived for `decisionWaitMs`, or `maxWaitMs` after its first span. "Outermost agent span
+ * arrived" means an agent span whose whole parent chain has arrived up to the trace root;
+ * a trace whose root arrived and that holds no agent span at all is also due when quiet
+ * (nothing to judge, nothing to hold back). A trace reaching `maxSpansPerTrace` is due at once.
+ */
+export class TraceAssembler {
+  private readonly _traces = new Map<string, BufferedTrace>();
+  private readonly _decided = new Set<string>();
+  private _spans = 0;
+
+  constructor(private readonly _o: TraceAssemblerOptions) {}
+
+  get bufferedSpans(): number {
+    return this._spans;
+  }
+
+  get bufferedTraces(): number {
+    return this._traces.size;
+  }
+
+  has(traceId: string): boolean {
+    return this._traces.has(traceId);
+  }
+
+  /** False when the trace was already judged: the span is late and passes through unjudged. */
+  add(raw: RawSpan, span: SpanLike | undefined, now: number): boolean {
+    if (this._decided.has(raw.traceId)) return false;
+    let trace = this._traces.get(raw.traceId);
+    if (!trace) {
+      trace = {
+        traceId: raw.traceId,
+        raw: [],
+        spans: [],
+        firstAt: now,
+        lastAt: now,
+        parents: new Map(),
+        agentSpanIds: [],
+        full: false,
+      };
+      this._traces.set(raw.traceId, trace);
+    }
+    trace.raw.push(raw);
+    trace.lastAt = now;
+    trace.parents.set(raw.spanId, raw.parentSpanId);
+    if (span) {
+      trace.spans.push(span);
+      if (classify(span) === 'agent') trace.agentSpanIds.push(raw.spanId);
+    }
+    this._spans++;
+    if (trace.raw.length >= this._o.maxSpansPerTrace) trace.full = true;
+    return true;
+  }
+
+  /** Removes and returns the traces that are due at `now`. */
+  due(now: number): { trace: BufferedTrace; completion: Completion }[] {
+    const out: { trace: BufferedTrace; completion: Completion }[] = [];
+    for (const trace of this._traces.values()) {
+      let completion: Completion | undefined;
+      if (trace.full) completion = 'span_limit';
+      else if (now - trace.firstAt >= this._o.maxWaitMs) completion = 'max_wait';
+      else if (now - trace.lastAt >= this._o.decisionWaitMs && anchored(trace)) completion = 'quiet';
+      if (completion) out.push({ trace, completion });
+    }
+    for (const { trace } of out) this._take(trace);
+    return out;
+  }
+
+  /** Removes and returns every buffered trace (shutdown). */
+  drain(): { trace: BufferedTrace; completion: Completion }[] {
+    const out = [...this._traces.values()].map((trace) => ({ trace, completion: 'shutdown' as const }));
+    for (const { trace } of out) this._take(trace);
+    return out;
+  }
+
+  private _take(trace: BufferedTrace): void {
+    this._traces.delete(trace.traceId);
+    this._spans -= trace.raw.length;
+    this._decided.add(trace.traceId);
+    // A Set iterates in insertion order: the oldest decision goes first.
+    if (this._decided.size > this._o.decidedCacheSize) {
+      this._decided.delete(this._decided.values().next().value!);
+    }
+  }
+}
+
+function anchored(trace: BufferedTrace): boolean {
+  if (trace.agentSpanIds.length === 0) {
+    for (const parent of trace.parents.values()) if (parent === '') return true;
+    return false;
+  }
+  for (const id of trace.agentSpanIds) {
+    let current: string | undefined = id;
+    // Bounded by the number of spans, so a parent cycle in hostile input cannot loop forever.
+    for (let steps = 0; steps <= trace.parents.size; steps++) {
+      const parent: string | undefined = trace.parents.get(current);
+      if (parent === undefined) break;
+      if (parent === '') return true;
+      current = parent;
+    }
+  }
+  return false;
+}

@@ -1,0 +1,150 @@
+/**
+ * The protobuf wire format, as far as OTLP needs it: a field reader that never reads past
+ * its buffer and a writer for the few messages toolwatch builds (requests, attributes,
+ * events, status). Hand-written because OTLP traces use a few dozen fields and the gateway
+ * must splice bytes it did not decode: a generated codec would re-encode everything.
+ */
+
+export type FieldValue = bigint | Uint8Array | number;
+
+/** (field number, value, wire type): varints and fixed64 as bigint, fixed32 as number, bytes as views. */
+export function* fields(buf: Uint8Array): Generator<[number, FieldValue, number]> {
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  let pos = 0;
+  const varint = (): bigint => {
+    let result = 0n;
+    let shift = 0n;
+    for (;;) {
+      if (pos >= buf.length) throw new Error('truncated varint');
+      const b = buf[pos++]!;
+      result |= BigInt(b & 0x7f) << shift;
+      if ((b & 0x80) === 0) return result;
+      shift += 7n;
+      if (shift > 63n) throw new Error('varint too long');
+    }
+  };
+  while (pos < buf.length) {
+    const key = Number(varint());
+    const field = key >>> 3;
+    const wire = key & 7;
+    if (field === 0) throw new Error('field number 0');
+    switch (wire) {
+      case 0:
+        yield [field, varint(), wire];
+        break;
+      case 1:
+        if (pos + 8 > buf.length) throw new Error('truncated fixed64');
+        yield [field, view.getBigUint64(pos, true), wire];
+        pos += 8;
+        break;
+      case 2: {
+        const len = Number(varint());
+        if (pos + len > buf.length) throw new Error('truncated length-delimited field');
+        yield [field, buf.subarray(pos, pos + len), wire];
+        pos += len;
+        break;
+      }
+      case 5:
+        if (pos + 4 > buf.length) throw new Error('truncated fixed32');
+        yield [field, view.getUint32(pos, true), wire];
+        pos += 4;
+        break;
+      default:
+        throw new Error(`unsupported wire type ${wire}`);
+    }
+  }
+}
+
+/** Bytes of a length-delimited field, or a clear error when the wire type is another. */
+export function bytesOf(value: FieldValue, wire: number, what: string): Uint8Array {
+  if (wire !== 2 || !(value instanceof Uint8Array)) throw new Error(`${what} is not length-delimited`);
+  return value;
+}
+
+const utf8 = new TextEncoder();
+
+/** Appends protobuf fields to a growing buffer. */
+export class ProtoWriter {
+  private _buf = new Uint8Array(256);
+  private _len = 0;
+
+  get length(): number {
+    return this._len;
+  }
+
+  finish(): Uint8Array {
+    return this._buf.slice(0, this._len);
+  }
+
+  private _reserve(n: number): void {
+    if (this._len + n <= this._buf.length) return;
+    let size = this._buf.length * 2;
+    while (size < this._len + n) size *= 2;
+    const next = new Uint8Array(size);
+    next.set(this._buf.subarray(0, this._len));
+    this._buf = next;
+  }
+
+  varint(value: number | bigint): this {
+    let v = BigInt.asUintN(64, BigInt(value));
+    this._reserve(10);
+    while (v >= 0x80n) {
+      this._buf[this._len++] = Number(v & 0x7fn) | 0x80;
+      v >>= 7n;
+    }
+    this._buf[this._len++] = Number(v);
+    return this;
+  }
+
+  /** Small non-negative integers (tags, lengths) without BigInt. */
+  uint(value: number): this {
+    this._reserve(10);
+    let v = value;
+    while (v >= 0x80) {
+      this._buf[this._len++] = (v & 0x7f) | 0x80;
+      v = Math.floor(v / 128);
+    }
+    this._buf[this._len++] = v;
+    return this;
+  }
+
+  tag(field: number, wire: number): this {
+    return this.uint(field * 8 + wire);
+  }
+
+  raw(bytes: Uint8Array): this {
+    this._reserve(bytes.length);
+    this._buf.set(bytes, this._len);
+    this._len += bytes.length;
+    return this;
+  }
+
+  bytes(field: number, bytes: Uint8Array): this {
+    return this.tag(field, 2).uint(bytes.length).raw(bytes);
+  }
+
+  string(field: number, text: string): this {
+    return this.bytes(field, utf8.encode(text));
+  }
+
+  fixed64(field: number, value: bigint): this {
+    this.tag(field, 1)._reserve(8);
+    new DataView(this._buf.buffer).setBigUint64(this._len, BigInt.asUintN(64, value), true);
+    this._len += 8;
+    return this;
+  }
+
+  double(field: number, value: number): this {
+    this.tag(field, 1)._reserve(8);
+    new DataView(this._buf.buffer).setFloat64(this._len, value, true);
+    this._len += 8;
+    return this;
+  }
+
+  /** A nested message written by `write` into a fresh writer. */
+  message(field: number, write: (w: ProtoWriter) => void): void {
+    const inner = new ProtoWriter();
+    write(inner);
+    this.bytes(field, inner.finish());
+  }
+}
