@@ -24,13 +24,16 @@ export async function loadPolicy(source: string | object): Promise<Policy> {
 
 /** Parses YAML or JSON policy text. */
 export function parsePolicyText(text: string, source?: string): Policy {
-  const { value, problems } = readPolicyText(text);
+  const { value, problems, locate } = readPolicyText(text);
   if (problems.length > 0) throw new PolicyError(problems, source);
   try {
     return parsePolicy(value);
   } catch (err) {
-    if (err instanceof PolicyError && source) throw new PolicyError(err.problems, source);
-    throw err;
+    if (!(err instanceof PolicyError)) throw err;
+    throw new PolicyError(
+      err.problems.map((p) => ({ ...p, ...(p.path ? locate(p.path) : undefined) })),
+      source,
+    );
   }
 }
 

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Gate, Policy, Rule, Scorer } from '../types.js';
 import { PyFloat } from '../util/python-json.js';
+import { didYouMean, knownKeysAt } from './did-you-mean.js';
 import { policyDigest } from './policy-digest.js';
 import { formatPath, PolicyError, type PolicyProblem } from './policy-error.js';
 import { type PolicyFile, policySchema } from './policy-schema.js';
@@ -18,7 +19,7 @@ export function parsePolicy(value: unknown): Policy {
     ]);
   }
   const top = policySchema.safeParse(unwrapFloats(value));
-  if (!top.success) problems.push(...issuesToProblems(top.error.issues, []));
+  if (!top.success) problems.push(...issuesToProblems(top.error.issues, [], policySchema));
 
   const built: Scorer[][] = [];
   const rawRules = value.rules;
@@ -124,9 +125,12 @@ export function buildScorer(
       ? SCORER_KINDS[kindName]
       : undefined;
   if (!kind) {
+    const meant = typeof kindName === 'string' ? didYouMean(kindName, Object.keys(SCORER_KINDS)) : undefined;
     problems.push({
       path: formatPath([...path, 'kind']),
-      message: `unknown scorer kind ${JSON.stringify(kindName)} (expected one of ${kinds})`,
+      message: meant
+        ? `unknown scorer kind ${JSON.stringify(kindName)} (did you mean ${JSON.stringify(meant)}?)`
+        : `unknown scorer kind ${JSON.stringify(kindName)} (expected one of ${kinds})`,
     });
     return undefined;
   }
@@ -134,7 +138,7 @@ export function buildScorer(
   for (const [key, v] of Object.entries(entry)) view[key] = FLOAT_KEEPING_KEYS.has(key) ? v : unwrapFloats(v);
   const parsed = kind.schema.safeParse(view);
   if (!parsed.success) {
-    problems.push(...issuesToProblems(parsed.error.issues, path));
+    problems.push(...issuesToProblems(parsed.error.issues, path, kind.schema));
     return undefined;
   }
   try {
@@ -145,16 +149,29 @@ export function buildScorer(
   }
 }
 
-/** zod issues as policy problems: one per unknown key, messages without zod's "Invalid input:" preamble. */
+/**
+ * zod issues as policy problems: one per unknown key (with the key it most likely meant, when
+ * `schema` is given), messages without zod's "Invalid input:" preamble. `schemaPath` is
+ * where `issues` sit inside `schema` (for issues of a union branch).
+ */
 export function issuesToProblems(
   issues: readonly z.core.$ZodIssue[],
   prefix: ReadonlyArray<PropertyKey>,
+  schema?: z.ZodType,
+  schemaPath: ReadonlyArray<PropertyKey> = [],
 ): PolicyProblem[] {
   const out: PolicyProblem[] = [];
   for (const issue of issues) {
     const path = [...prefix, ...issue.path];
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) out.push({ path: formatPath([...path, key]), message: 'unknown key' });
+      const known = schema ? knownKeysAt(schema, [...schemaPath, ...issue.path]) : [];
+      for (const key of issue.keys) {
+        const meant = didYouMean(key, known);
+        out.push({
+          path: formatPath([...path, key]),
+          message: meant ? `unknown key (did you mean ${JSON.stringify(meant)}?)` : 'unknown key',
+        });
+      }
       continue;
     }
     if (issue.code === 'invalid_union' && issue.errors.length > 0) {
@@ -168,7 +185,7 @@ export function issuesToProblems(
           ),
       );
       if (fitting.length === 1) {
-        out.push(...issuesToProblems(fitting[0]!, path));
+        out.push(...issuesToProblems(fitting[0]!, path, schema, [...schemaPath, ...issue.path]));
         continue;
       }
       if (issue.message === 'Invalid input') {

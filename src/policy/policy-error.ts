@@ -2,6 +2,10 @@
 export interface PolicyProblem {
   path: string;
   message: string;
+  /** 1-based line in the policy text, when the policy came from text. */
+  line?: number;
+  /** 1-based column in the policy text, when the policy came from text. */
+  column?: number;
 }
 
 /** A policy that cannot be used; `problems` lists everything wrong with it, not just the first. */
@@ -10,10 +14,17 @@ export class PolicyError extends Error {
 
   constructor(problems: PolicyProblem[], source?: string) {
     const head = `invalid toolwatch policy${source ? ` ${source}` : ''} (${problems.length} problem${problems.length === 1 ? '' : 's'})`;
-    super([head, ...problems.map((p) => `  ${p.path ? `${p.path}: ` : ''}${p.message}`)].join('\n'));
+    super([head, ...problems.map((p) => `  ${describeProblem(p)}`)].join('\n'));
     this.name = 'PolicyError';
     this.problems = problems;
   }
+}
+
+/** `rules[0].scorers[1].forbiden_tools: unknown key … (line 9, column 9)`; `line 3, column 1: …` for syntax. */
+function describeProblem(p: PolicyProblem): string {
+  const where = p.line !== undefined ? `line ${p.line}, column ${p.column ?? 1}` : '';
+  if (p.path) return `${p.path}: ${p.message}${where ? ` (${where})` : ''}`;
+  return where ? `${where}: ${p.message}` : p.message;
 }
 
 /** `rules[0].match.attributes["deployment.environment"]` from a zod-style path. */

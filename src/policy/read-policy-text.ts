@@ -1,18 +1,41 @@
-import YAML from 'yaml';
+import YAML, { isMap, isScalar, isSeq, LineCounter, type Node } from 'yaml';
 import { PyFloat } from '../util/python-json.js';
 import type { PolicyProblem } from './policy-error.js';
+
+/** Where a policy path sits in the text (1-based), when the text has it. */
+export type LocatePath = (path: string) => { line: number; column: number } | undefined;
 
 /**
  * Parses policy text (YAML, or JSON, which YAML 1.2 reads the same way) into plain values.
  * Numbers written as floats (`1.0`, `2.5`, `1e3`, `.inf`) become `PyFloat`, so argument
- * values keep Python's int/float distinction and scorer digests match agno's.
+ * values keep Python's int/float distinction and scorer digests match agno's. Syntax errors
+ * are problems with their line and column; `locate` finds the line of a validation problem.
  */
-export function readPolicyText(text: string): { value: unknown; problems: PolicyProblem[] } {
-  const doc = YAML.parseDocument(text, { keepSourceTokens: true, uniqueKeys: true, prettyErrors: false });
+export function readPolicyText(text: string): {
+  value: unknown;
+  problems: PolicyProblem[];
+  locate: LocatePath;
+} {
+  const lines = new LineCounter();
+  const doc = YAML.parseDocument(text, {
+    keepSourceTokens: true,
+    uniqueKeys: true,
+    prettyErrors: false,
+    lineCounter: lines,
+  });
+  const at = (offset: number) => {
+    const { line, col } = lines.linePos(offset);
+    return { line, column: col };
+  };
+  const locate: LocatePath = (path) => {
+    const offset = offsetOf(doc.contents, pathSegments(path));
+    return offset === undefined ? undefined : at(offset);
+  };
   if (doc.errors.length > 0) {
     return {
       value: undefined,
-      problems: doc.errors.map((e) => ({ path: '', message: firstLine(e.message) })),
+      problems: doc.errors.map((e) => ({ path: '', message: firstLine(e.message), ...at(e.pos[0]) })),
+      locate,
     };
   }
   YAML.visit(doc, {
@@ -23,9 +46,46 @@ export function readPolicyText(text: string): { value: unknown; problems: Policy
       if (/[.eE]|inf|nan/i.test(source)) (node as { value: unknown }).value = new PyFloat(node.value);
     },
   });
-  return { value: doc.toJS({ maxAliasCount: 100 }), problems: [] };
+  return { value: doc.toJS({ maxAliasCount: 100 }), problems: [], locate };
 }
 
 function firstLine(message: string): string {
   return message.split('\n')[0]!.trim();
+}
+
+/** `rules[0].match.attributes["deployment.environment"]` → `['rules', 0, 'match', 'attributes', 'deployment.environment']`. */
+function pathSegments(path: string): Array<string | number> {
+  const out: Array<string | number> = [];
+  const segment = /\.?([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]/y;
+  for (let m = segment.exec(path); m; m = segment.exec(path)) {
+    if (m[1] !== undefined) out.push(m[1]);
+    else if (m[2] !== undefined) out.push(Number(m[2]));
+    else out.push(JSON.parse(m[3]!) as string);
+    if (segment.lastIndex >= path.length) break;
+  }
+  return out;
+}
+
+/**
+ * The source offset of a path: the key of the last mapping entry found (an unknown key is
+ * reported where it is written), or the deepest node that exists (a missing key is reported
+ * at the mapping that lacks it).
+ */
+function offsetOf(root: unknown, path: Array<string | number>): number | undefined {
+  let node = root as Node | null | undefined;
+  let offset = node?.range?.[0];
+  for (const key of path) {
+    if (isMap(node)) {
+      const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === String(key));
+      if (!pair) break;
+      offset = (pair.key as Node).range?.[0] ?? offset;
+      node = pair.value as Node | null;
+    } else if (isSeq(node) && typeof key === 'number') {
+      const item = node.items[key] as Node | undefined;
+      if (!item) break;
+      offset = item.range?.[0] ?? offset;
+      node = item;
+    } else break;
+  }
+  return offset;
 }

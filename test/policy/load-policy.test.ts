@@ -81,8 +81,13 @@ describe('loadPolicy', () => {
     const err = await loadPolicy(path).catch((e) => e);
     expect(err).toBeInstanceOf(PolicyError);
     expect(err.problems).toEqual([
-      { path: 'rules[0].scorers[0].expected_tool_order', message: 'expected array of strings' },
-      { path: 'rules[0].scorers[1].unknown_option', message: 'unknown key' },
+      {
+        path: 'rules[0].scorers[0].expected_tool_order',
+        message: 'expected array of strings',
+        line: 6,
+        column: 9,
+      },
+      { path: 'rules[0].scorers[1].unknown_option', message: 'unknown key', line: 8, column: 9 },
     ]);
     expect(err.message).toContain(path);
   });
