@@ -526,7 +526,7 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
         score,
         passed,
         tool_selection_pass: toolSelectionPass,
-        arg_accuracy: argAccuracy,
+        arg_accuracy: roundHalfEven(argAccuracy, 4),
         order_pass: orderPass,
         call_budget_pass: budgetPass,
         errors,

@@ -832,4 +832,23 @@ describe('safe-regex', () => {
     const fast = performance.now() - t1;
     expect(slow).toBeGreaterThan(fast * 10);
   });
+
+  it('reports arg_accuracy rounded to 4 places, as seed 003 does (round(arg_accuracy, 4)); the score uses the exact ratio', () => {
+    const run = runOf([{ name: 't', args: { a: 1, b: 2, c: 3 } }]);
+    const wrong = (b: number, c: number) =>
+      trajectory({ argConstraints: { t: { a: { equals: 1 }, b: { equals: b }, c: { equals: c } } } }).score(
+        run,
+      );
+    const oneThird = wrong(0, 0);
+    expect(oneThird.detail.arg_accuracy).toBe(0.3333);
+    const twoThirds = wrong(2, 0);
+    expect(twoThirds.detail.arg_accuracy).toBe(0.6667);
+    // Default weights 0.35 / 0.35 / 0.15 / 0.15, from the exact ratio: 0.35 + 0.35 × 2/3 + 0.3.
+    expect(twoThirds.score).toBe(roundTo4(0.35 + 0.35 * (2 / 3) + 0.15 + 0.15));
+    expect(twoThirds.score).toBe(0.8833);
+  });
 });
+
+function roundTo4(x: number): number {
+  return Math.round(x * 10_000) / 10_000;
+}
