@@ -35,7 +35,7 @@ type Write = (text: string) => void | Promise<void>;
 
 function destination(path: string | undefined, io: CliIo): { write: Write; close: () => Promise<void> } {
   if (!path) return { write: io.stdout, close: async () => {} };
-  const stream = createWriteStream(path);
+  const stream = createWriteStream(path, { highWaterMark: 1024 * 1024 });
   let failed: Error | undefined;
   stream.on('error', (err) => {
     failed = err;

@@ -59,7 +59,10 @@ export async function* readRecords(file: string, options: ReadRecordsOptions): A
   const report = options.onProblem;
   let source: Readable;
   try {
-    source = file === '-' ? (options.stdin ?? failNoStdin()) : createReadStream(file);
+    source =
+      file === '-'
+        ? (options.stdin ?? failNoStdin())
+        : createReadStream(file, { highWaterMark: 1024 * 1024 });
   } catch (err) {
     report({ file, message: `cannot read: ${(err as Error).message}`, records: 1 });
     return;
