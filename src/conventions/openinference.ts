@@ -174,7 +174,9 @@ export const openInferenceLlmOutput = guarded((span: SpanLike): LlmFacts | undef
   }
   const facts: LlmFacts = {
     convention: CONVENTION,
-    requests: toCalls(output),
+    // LangChain chat models other than ChatOpenAI keep tool calls on the message only; the
+    // tracer flattens none of them, so the serialized output is the only place they are.
+    requests: output.size > 0 ? toCalls(output) : serializedOutputCalls(a[ATTR_OI_OUTPUT_VALUE]),
     progress: inputKeys + inputSize(a[ATTR_OI_INPUT_VALUE]),
   };
   if (schemas.length > 0) {
@@ -218,6 +220,13 @@ export const openInferenceLlmInput = guarded((span: SpanLike): LlmInputFacts => 
     if (msg.role === 'tool' && msg.toolCallId && msg.content !== undefined) {
       refusals.push({ callId: msg.toolCallId, text: msg.content });
     }
+  }
+  // Unflattened LangChain messages (see serializedOutputCalls): calls and tool results with
+  // their ids are only in the serialized `input.value`.
+  if (inputCalls.size === 0 || refusals.length === 0) {
+    const serialized = serializedInputMessages(a[ATTR_OI_INPUT_VALUE]);
+    if (inputCalls.size === 0) calls.push(...serialized.calls);
+    if (refusals.length === 0) refusals.push(...serialized.refusals);
   }
   // agno's input.value carries `from_history` per message, which the flattened form drops.
   const agno = readAgnoMessages(a[ATTR_OI_INPUT_VALUE]);
@@ -265,6 +274,83 @@ function toCalls(
     out.push(call);
   }
   return out;
+}
+
+/**
+ * Tool calls of a LangChain LLM span's serialized output, `{"generations": [[{message}]]}`,
+ * for chat models whose calls live only on `AIMessage.tool_calls` (the tracer flattens
+ * `additional_kwargs.tool_calls` only). Cheap when there are none: no parse without the key.
+ */
+function serializedOutputCalls(value: unknown): MessageCall[] {
+  if (typeof value === 'string' && !value.includes('tool_calls')) return [];
+  const parsed = readJsonStructure(value);
+  const generations = isRecord(parsed) ? parsed['generations'] : undefined;
+  const calls: MessageCall[] = [];
+  if (!Array.isArray(generations)) return calls;
+  for (const group of generations) {
+    for (const generation of Array.isArray(group) ? group : [group]) {
+      if (isRecord(generation)) calls.push(...langChainMessageCalls(generation['message']));
+    }
+  }
+  return calls;
+}
+
+/** Tool calls and tool results of a LangChain LLM span's serialized input, `{"messages": [[…]]}`. */
+function serializedInputMessages(value: unknown): { calls: MessageCall[]; refusals: RefusalFacts[] } {
+  const calls: MessageCall[] = [];
+  const refusals: RefusalFacts[] = [];
+  if (typeof value !== 'string' || !value.includes('tool_call')) return { calls, refusals };
+  const parsed = readJsonStructure(value);
+  const messages = isRecord(parsed) ? parsed['messages'] : undefined;
+  // LangChain's batch form, a list of message lists (agno's flat list is read by readAgnoMessages).
+  if (!Array.isArray(messages) || !Array.isArray(messages[0])) return { calls, refusals };
+  for (const message of messages.flat()) {
+    const fields = langChainMessageFields(message);
+    if (!fields) continue;
+    if (fields.kind === 'tool') {
+      const id = readString(fields.body['tool_call_id']);
+      const content = fields.body['content'];
+      const text =
+        typeof content === 'string' ? content : content === undefined ? undefined : JSON.stringify(content);
+      if (id && text !== undefined) refusals.push({ callId: id, text });
+    } else calls.push(...langChainMessageCalls(message));
+  }
+  return { calls, refusals };
+}
+
+/** A serialized LangChain message's own fields (constructor form `{lc, id, kwargs}` or plain) and its type. */
+function langChainMessageFields(
+  message: unknown,
+): { kind: string; body: Record<string, unknown> } | undefined {
+  if (!isRecord(message)) return undefined;
+  const constructed = message['lc'] !== undefined && isRecord(message['kwargs']);
+  const body = constructed ? (message['kwargs'] as Record<string, unknown>) : message;
+  const className = Array.isArray(message['id']) ? String(message['id'].at(-1)) : '';
+  const declared = readString(message['type']) ?? readString(body['role']) ?? '';
+  const kind = /^ToolMessage/.test(className) || declared === 'tool' ? 'tool' : 'other';
+  return { kind, body };
+}
+
+/** `tool_calls` of a serialized AIMessage (`{id, name, args}`), else its OpenAI-shaped `additional_kwargs.tool_calls`. */
+function langChainMessageCalls(message: unknown): MessageCall[] {
+  const fields = langChainMessageFields(message);
+  if (!fields || fields.kind === 'tool') return [];
+  const { body } = fields;
+  const kwargs = isRecord(body['additional_kwargs']) ? body['additional_kwargs'] : undefined;
+  const list = Array.isArray(body['tool_calls']) ? body['tool_calls'] : kwargs?.['tool_calls'];
+  if (!Array.isArray(list)) return [];
+  const calls: MessageCall[] = [];
+  for (const tc of list) {
+    if (!isRecord(tc)) continue;
+    const fn = isRecord(tc['function']) ? tc['function'] : undefined;
+    const name = readString(tc['name']) ?? readString(fn?.['name']);
+    if (!name) continue;
+    const call: MessageCall = { name, ...readArgs(tc['args'] ?? fn?.['arguments']) };
+    const id = readString(tc['id']);
+    if (id) call.callId = id;
+    calls.push(call);
+  }
+  return calls;
 }
 
 /** agno LLM `input.value`: `{"messages": [{role, from_history, tool_calls, tool_call_id, content, tool_call_error}]}`. */

@@ -6,7 +6,15 @@ import { evaluateTraces } from '../../src/evaluation/evaluate-traces.js';
 import { loadPolicy } from '../../src/policy/load-policy.js';
 import type { Verdict } from '../../src/types.js';
 
-const FRAMEWORKS = ['ai-sdk', 'ai-sdk-v7', 'langchain', 'mastra', 'mastra-v1', 'openai-agents'];
+const FRAMEWORKS = [
+  'ai-sdk',
+  'ai-sdk-v7',
+  'langchain',
+  'langchain-message-tool-calls',
+  'mastra',
+  'mastra-v1',
+  'openai-agents',
+];
 const policy = await loadPolicy('examples/policies/weather.yaml');
 
 async function score(framework: string, scenario: string): Promise<Verdict[]> {

@@ -1,6 +1,8 @@
 import { LangChainInstrumentation } from '@arizeai/openinference-instrumentation-langchain';
 import * as callbackManager from '@langchain/core/callbacks/manager';
-import { AIMessage } from '@langchain/core/messages';
+import { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { AIMessage, type BaseMessage } from '@langchain/core/messages';
+import type { ChatResult } from '@langchain/core/outputs';
 import { fakeModel } from '@langchain/core/testing';
 import { tool } from '@langchain/core/tools';
 import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
@@ -41,7 +43,54 @@ function toMessage(turn: ScriptedTurn): AIMessage {
   });
 }
 
-function scriptedModel(script: Script, agent: string) {
+/**
+ * A turn as most chat model integrations other than ChatOpenAI return it (Anthropic, Google,
+ * Bedrock, Ollama): tool calls only on `AIMessage.tool_calls`, no `additional_kwargs.tool_calls`.
+ * The OpenInference tracer then flattens no tool call at all; the calls exist only in the
+ * serialized messages of `output.value` and `input.value`.
+ */
+function toMessageOnly(turn: ScriptedTurn): AIMessage {
+  if (!isCallTurn(turn)) return new AIMessage(turn.text);
+  return new AIMessage({
+    content: '',
+    tool_calls: turn.calls.map((c) => ({
+      id: c.id,
+      name: c.name,
+      args: c.args as Record<string, unknown>,
+      type: 'tool_call' as const,
+    })),
+  });
+}
+
+/** A chat model class whose tool calls live on the message only (see `toMessageOnly`). */
+class MessageToolCallsChatModel extends BaseChatModel {
+  constructor(
+    private readonly script: Script,
+    private readonly agent: string,
+  ) {
+    super({});
+  }
+
+  _llmType(): string {
+    return 'message-tool-calls';
+  }
+
+  override bindTools(): this {
+    return this;
+  }
+
+  async _generate(_messages: BaseMessage[]): Promise<ChatResult> {
+    const message = toMessageOnly(this.script.next(this.agent));
+    const text = typeof message.content === 'string' ? message.content : '';
+    return { generations: [{ text, message }] };
+  }
+}
+
+/** How the scripted model hands its tool calls to LangChain. */
+export type LangChainToolCallStyle = 'openai' | 'message-only';
+
+function scriptedModel(script: Script, agent: string, style: LangChainToolCallStyle) {
+  if (style === 'message-only') return new MessageToolCallsChatModel(script, agent);
   const model = fakeModel();
   for (let i = 0; i < QUEUED_TURNS; i++) model.respond(() => toMessage(script.next(agent)));
   return model;
@@ -78,11 +127,18 @@ function traceTo(provider: BasicTracerProvider): void {
   }
 }
 
-/** Runs one scenario with LangChain 1 `createAgent` (LangGraph) and the OpenInference callback tracer. */
+/**
+ * Runs one scenario with LangChain 1 `createAgent` (LangGraph) and the OpenInference callback
+ * tracer. `style` picks the chat model: `openai` (tool calls also in `additional_kwargs`, as
+ * ChatOpenAI returns them; framework `langchain`) or `message-only` (framework
+ * `langchain-message-tool-calls`).
+ */
 export async function runLangChainScenario(
   scenario: ScenarioName,
   options: ScenarioOptions = {},
+  style: LangChainToolCallStyle = 'openai',
 ): Promise<ScenarioResult> {
+  const framework = style === 'openai' ? 'langchain' : 'langchain-message-tool-calls';
   const capture = createCapture(options.spanProcessors);
   traceTo(capture.provider);
   const script = scriptFor('langchain', scenario, {
@@ -96,7 +152,7 @@ export async function runLangChainScenario(
   if (scenario === 'subagent_as_tool') {
     const researcher = createAgent({
       name: 'researcher',
-      model: scriptedModel(script, 'researcher'),
+      model: scriptedModel(script, 'researcher', style),
       tools: weatherTools(recorder, 'researcher'),
     });
     const askResearcher = tool(
@@ -113,14 +169,14 @@ export async function runLangChainScenario(
     );
     agent = createAgent({
       name: 'orchestrator',
-      model: scriptedModel(script, 'orchestrator'),
+      model: scriptedModel(script, 'orchestrator', style),
       tools: [askResearcher],
     });
     prompt = 'What is the weather in Tokyo? Ask the researcher.';
   } else {
     agent = createAgent({
       name: WEATHER_AGENT,
-      model: scriptedModel(script, WEATHER_AGENT),
+      model: scriptedModel(script, WEATHER_AGENT, style),
       tools: weatherTools(recorder, WEATHER_AGENT),
     });
   }
@@ -145,5 +201,5 @@ export async function runLangChainScenario(
   await settle();
   // history: only the second run of the conversation is the scenario.
   const spans = (await capture.finish()).slice(firstRunSpans);
-  return { spans, groundTruth: buildGroundTruth('langchain', scenario, script, recorder.calls) };
+  return { spans, groundTruth: buildGroundTruth(framework, scenario, script, recorder.calls) };
 }

@@ -22,6 +22,8 @@ export const SCENARIOS: Record<Framework, readonly ScenarioName[]> = {
   // Only the OpenAI Agents SDK has handoffs (a sibling agent span naming its source).
   'openai-agents': [...COMMON.slice(0, 6), 'handoff', ...COMMON.slice(6)],
   langchain: COMMON,
+  // LangChain with a chat model whose tool calls are on the message only (not OpenAI-shaped).
+  'langchain-message-tool-calls': COMMON,
   // AI SDK 7 and Mastra 1 live in test/interop/next (their own install); see NEXT_INSTALLED.
   'ai-sdk-v7': COMMON,
   'mastra-v1': COMMON,
@@ -53,6 +55,8 @@ export async function runScenario(
       return (await import('./openai-agents.js')).runOpenAiAgentsScenario(scenario, options);
     case 'langchain':
       return (await import('./langchain.js')).runLangChainScenario(scenario, options);
+    case 'langchain-message-tool-calls':
+      return (await import('./langchain.js')).runLangChainScenario(scenario, options, 'message-only');
     case 'ai-sdk-v7':
       return (await import('../next/ai-sdk-v7.js')).runAiSdkV7Scenario(scenario, options);
     case 'mastra-v1':

@@ -1,6 +1,13 @@
 import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 
-export type Framework = 'ai-sdk' | 'mastra' | 'openai-agents' | 'langchain' | 'ai-sdk-v7' | 'mastra-v1';
+export type Framework =
+  | 'ai-sdk'
+  | 'mastra'
+  | 'openai-agents'
+  | 'langchain'
+  | 'langchain-message-tool-calls'
+  | 'ai-sdk-v7'
+  | 'mastra-v1';
 
 export type ScenarioName =
   | 'multi_step'
