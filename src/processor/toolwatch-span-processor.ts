@@ -1,6 +1,7 @@
 import type { Context, MeterProvider, TracerProvider } from '@opentelemetry/api';
 import { diag } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { DetachedSpanWatch } from '../conventions/detached-spans.js';
 import { lateSpanRole, SpanRole, spanRole, toolArgumentsOf, toolNameOf } from '../conventions/span-role.js';
 import { ToolwatchMetrics } from '../emission/metrics.js';
 import { type Placement, VerdictWriter } from '../emission/verdict-writer.js';
@@ -127,6 +128,8 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   /** Out-of-sample traces hold no span state unless judges escalate on ERROR spans, which needs the whole run. */
   private readonly _sampledOutFastPath: boolean;
   private readonly _sweeper: ReturnType<typeof setInterval>;
+  /** Warns once when agent and tool spans are all roots (no context manager): every verdict would be wrong. */
+  private readonly _detached = new DetachedSpanWatch();
   /** Set by the first `onEnding` call: the SDK supports it, so agent spans are written in place. */
   private _sdkCallsOnEnding = false;
   private _shutdownPromise: Promise<void> | undefined;
@@ -249,6 +252,10 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     const role = spanRole(span.name, span.attributes);
     // The hot path: ordinary spans while nothing is held stop here, before any lookup.
     if (role === SpanRole.NONE && this._buffer.size === 0 && !this._buffer.hasTombstones) return;
+    if (this._detached.watching && role !== SpanRole.NONE && role !== SpanRole.CHAIN) {
+      const kind = role === SpanRole.AGENT ? 'agent' : role === SpanRole.TOOL ? 'tool' : 'llm';
+      this._detached.observe(kind, span.parentSpanContext !== undefined);
+    }
     const ctx = span.spanContext();
     let state = this._buffer.get(ctx.traceId);
     if (state === undefined) {
@@ -378,12 +385,8 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       const role = state.seenLate
         ? lateSpanRole(span.name, span.attributes)
         : spanRole(span.name, span.attributes);
-      if (!state.seenLate && state.incomplete) {
-        // Refused when it started: already counted, and never held now.
-        if (role === SpanRole.AGENT) return this._recordIncomplete(state, span, ctx.spanId, placement);
-        return undefined;
-      }
-      if (!buffer.admit(state)) {
+      if (startedSince(span, state.since) || !buffer.admit(state)) {
+        // Refused when it started (counted then), or refused now: never held.
         if (role === SpanRole.AGENT) return this._recordIncomplete(state, span, ctx.spanId, placement);
         return undefined;
       }
@@ -814,6 +817,12 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     await this._next?.shutdown();
     this._problems.summarize();
   }
+}
+
+/** Whether the span started after `since` (both on `performance.now()`'s clock), so went through `onStart` while its trace was followed. */
+function startedSince(span: ReadableSpan, since: number): boolean {
+  const start = (span as unknown as { _performanceStartTime?: unknown })._performanceStartTime;
+  return typeof start === 'number' && start >= since;
 }
 
 function subjectOf(span: ReadableSpan, agent: string) {

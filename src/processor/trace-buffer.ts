@@ -65,6 +65,11 @@ export interface TraceState {
   openCount: number;
   /** The sweep epoch of the last span activity. */
   activeEpoch: number;
+  /**
+   * When the trace began to be followed (`performance.now()`): a span that started later and is
+   * not held was refused at its start (and counted then), rather than never seen.
+   */
+  since: number;
   hasTool: boolean;
   /** The trace was first recognised when one of its spans ended (no agent-related span was known at start). */
   seenLate: boolean;
@@ -224,6 +229,7 @@ export class TraceBuffer {
       held: 0,
       openCount: 0,
       activeEpoch: this._epoch,
+      since: performance.now(),
       hasTool: false,
       seenLate,
       incomplete: false,

@@ -310,7 +310,19 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
     let cand = p === -1 ? -1 : ctxRun[p]!;
     // A span that starts after its agent span ended leaked out of it (agno keeps a member's context
     // current after the member returns): it belongs to the enclosing run that is still open.
+    const linked = cand;
     while (cand !== -1 && runAgent[cand] === 1 && startsAfterEnd(node, nodes[cand]!)) cand = parentRun[cand]!;
+    if (cand === -1 && linked !== -1) {
+      // No enclosing run is open: not a leak but clocks that disagree (a child in another process
+      // running ahead). The parent link is explicit, so the span stays with the run it names.
+      cand = linked;
+      if (node.role === 'tool' || node.role === 'llm')
+        log.add(
+          'clock_skew',
+          `span ${node.id} starts after its run's span ${nodes[linked]!.id} ended; kept in that run (clock skew)`,
+          node.id,
+        );
+    }
     const isRun = runAgent[i] === 1 || implicit[i] === 1;
     // OpenInference graphs: an agent with a node id but no parent node id is a graph root, a run of its
     // own, unless a delegating tool span sits between it and the enclosing agent (agent-as-tool).
@@ -331,7 +343,15 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
       if (p !== -1 && (nodes[p]!.role === 'tool' || (ctxRun[p] !== p && insideTool[p] === 1)))
         insideTool[i] = 1;
     }
-    if (!own) continue;
+    if (!own) {
+      if (node.role === 'tool' && history[i] === 0)
+        log.add(
+          'span_outside_runs',
+          `tool span ${node.id} belongs to no agent run and is not counted`,
+          node.id,
+        );
+      continue;
+    }
     if (node.span.status.code === 2) own.ownError = true;
     const spanId = node.id;
     if (history[i] === 1) {

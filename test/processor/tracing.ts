@@ -1,6 +1,6 @@
 import type { Attributes, Context, Span, Tracer, TracerProvider } from '@opentelemetry/api';
 import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
-import type { ReadableSpan, Sampler, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, Sampler, SpanLimits, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import {
   BasicTracerProvider,
   BatchSpanProcessor,
@@ -19,6 +19,8 @@ export interface PipelineOptions extends Omit<ToolwatchSpanProcessorOptions, 'tr
   /** Wrapping mode as an SDK without `onEnding` drives it. */
   wrapping?: boolean;
   sampler?: Sampler;
+  /** The provider's span limits (attribute and event counts). */
+  spanLimits?: SpanLimits;
 }
 
 /** A real provider with toolwatch and an in-memory exporter. */
@@ -56,6 +58,7 @@ export function pipeline(options: PipelineOptions) {
   provider = new BasicTracerProvider({
     spanProcessors,
     ...(options.sampler ? { sampler: options.sampler } : {}),
+    ...(options.spanLimits ? { spanLimits: options.spanLimits } : {}),
   });
   const tracer = provider.getTracer('test');
   return {
