@@ -30,8 +30,22 @@ describe('npm run demo', () => {
     );
     expect(second).toMatch(/pass\s+tool_order\s+score=1\.00/);
 
-    // Every exported agent span carries the verdict.
+    // Scorers named apart from their kind say their kind; reasons are printed whole.
+    expect(output).toContain('grounded (tool_calls)');
+    expect(output).toMatch(
+      /do not follow \[get_order_detail, check_refund_policy\] in\s+order \(first occurrences\)/,
+    );
+
+    // Every exported agent span carries the verdict; every result is in the telemetry: on the
+    // agent span, or (the escalated judge of the two failing runs, which answers after the agent
+    // span ended) on an `evaluate` span under it.
     expect(output).toContain('exported agent spans carrying a verdict: 3');
+    expect(output).not.toContain('not in the exported spans');
+    expect(
+      output.match(
+        /after the agent span ended, on span "evaluate refund-agent" \(a child of the agent span\): llm_judge/g,
+      ),
+    ).toHaveLength(2);
     expect(output).toMatch(
       /toolwatch\.evaluation\.passed=false\s+failed=\["reliability","tool_order","trajectory"\]/,
     );
