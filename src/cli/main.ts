@@ -2,6 +2,7 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { CliIo } from './cli-io.js';
+import { casesCommand } from './commands/cases.js';
 import { SCORE_USAGE, scoreCommand } from './commands/score.js';
 import { serveCommand } from './commands/serve.js';
 
@@ -13,6 +14,7 @@ commands:
                               score recorded OTLP traces against a policy, as a stream
   baseline save FILE... --policy P --out B
                               save verdicts as a baseline for --baseline
+  cases check FILE            validate an eval-dataset case file
   serve --policy P [--http H:P] [--grpc H:P] [--forward URL]... [--metrics H:P]
                               the gateway: judge OTLP traces received, forward them
 
@@ -44,6 +46,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       return scoreCommand(rest, io);
     case 'serve':
       return serveCommand(rest, io);
+    case 'cases':
+      return casesCommand(rest, io);
     case 'baseline': {
       // A baseline is the verdicts of a reference run, as `score --format json` writes them.
       const [sub, ...args] = rest;

@@ -4,6 +4,10 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { casesPolicy } from '../../cases/cases-policy.js';
+import type { EvalCase } from '../../cases/eval-case.js';
+import { loadCases } from '../../cases/load-cases.js';
+import { caseSelector } from '../../cases/tie-cases.js';
 import {
   checkGates,
   type GateOutcome,
@@ -21,13 +25,19 @@ import { openOutput, REPORT_FORMATS, type ReportFormat } from '../verdict-output
 
 export type { CliIo } from '../cli-io.js';
 
-export const SCORE_USAGE = `usage: toolwatch score FILE... --policy P [options]
+export const SCORE_USAGE = `usage: toolwatch score FILE... (--policy P | --cases C [--policy P]) [options]
 
   FILE        OTLP traces, read as a stream: JSON Lines (one ExportTraceServiceRequest
               per line, as the Collector's file exporter writes), a single OTLP/JSON
               document, OTLP/protobuf (name ends in .pb or .binpb); gzip when the data
               starts with gzip's magic bytes or the name ends in .gz; - for stdin
   --policy P  the policy file (YAML or JSON)
+  --cases C   an eval-dataset case file (see \`toolwatch cases --help\`): each trace is
+              judged by the case it is tied to — by the span attribute
+              toolwatch.case.id, or with --match-input by its first user message;
+              --policy then supplies only sampling, judge budget, redaction and gates
+  --match-input
+              with --cases: tie traces without the attribute by their input
   --format F  json (default): one verdict object per line, as they are judged;
               table, markdown, html: a report grouped by rule, scorer, tool, intent
               and risk, with the gates and the failing runs; junit: a test case per
@@ -65,7 +75,8 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
     return 0;
   }
   const prefix = `toolwatch ${name}`;
-  if (!values.policy) return usage(io, '--policy is required');
+  if (!values.policy && !values.cases) return usage(io, '--policy (or --cases) is required');
+  if (values['match-input'] && !values.cases) return usage(io, '--match-input only applies with --cases');
   if (positionals.length === 0) return usage(io, 'no trace files given');
   const format = (values.format ?? 'json') as ReportFormat;
   if (!REPORT_FORMATS.includes(format)) return usage(io, `unknown format ${format}`);
@@ -92,8 +103,13 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
   }
 
   let policy: Policy;
+  let cases: EvalCase[] | undefined;
   try {
-    policy = await loadPolicy(values.policy);
+    const base = values.policy ? await loadPolicy(values.policy) : undefined;
+    if (values.cases) {
+      cases = await loadCases(values.cases);
+      policy = casesPolicy(cases, { ...(base ? { base } : {}), judge: values.judges !== undefined });
+    } else policy = base!;
   } catch (err) {
     io.stderr(`${prefix}: ${err instanceof PolicyError ? err.message : (err as Error).message}\n`);
     return 2;
@@ -125,6 +141,7 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
   const stats = await scoreStream({
     files: positionals,
     policy,
+    ...(cases ? { select: caseSelector(policy, cases, { matchInput: values['match-input'] === true }) } : {}),
     ...(judges ? { judges } : {}),
     ...(windowSize !== undefined ? { window: windowSize } : {}),
     io,
@@ -149,7 +166,7 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
   io.stderr(
     `${prefix}: ${stats.runs} runs scored, ${stats.verdicts} verdicts, ${stats.passed} passed, ${stats.files} files, ${stats.unreadable} unreadable records${
       stats.split > 0 ? `, ${stats.split} traces split by the window` : ''
-    }\n`,
+    }${cases ? `, ${stats.unmatched} traces tied to no case` : ''}\n`,
   );
   if (name === 'baseline save' && stats.runs === 0) {
     io.stderr(`${prefix}: nothing was scored, so the baseline holds no verdicts\n`);
@@ -225,6 +242,8 @@ function parse(argv: string[]) {
     strict: true,
     options: {
       policy: { type: 'string', short: 'p' },
+      cases: { type: 'string' },
+      'match-input': { type: 'boolean' },
       format: { type: 'string', short: 'f' },
       out: { type: 'string', short: 'o' },
       gate: { type: 'boolean' },
