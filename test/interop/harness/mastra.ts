@@ -8,6 +8,7 @@ import type { ReadableSpan, SpanExporter, SpanProcessor } from '@opentelemetry/s
 import { z } from 'zod';
 import { buildGroundTruth } from './build-ground-truth.js';
 import { settle } from './capture.js';
+import { withExpectedErrors } from './expected-errors.js';
 import { HISTORY_PROMPTS, scriptFor, WEATHER_AGENT } from './scenario-scripts.js';
 import { isCallTurn, type Script, type ScriptedTurn } from './script.js';
 import { celsiusToFahrenheit, flakyDb, getWeather } from './tool-bodies.js';
@@ -224,6 +225,7 @@ export async function runMastraScenario(
   current.sink = (spans) => collected.push(...spans);
   let traceId: string | undefined;
   let aborted = false;
+  const frameworkErrors: string[] = [];
   try {
     if (scenario === 'subagent_as_tool') {
       const result = await mastra
@@ -241,16 +243,22 @@ export async function runMastraScenario(
       await result.consumeStream();
       traceId = result.traceId;
     } else {
-      try {
-        const result = await mastra
-          .getAgent(WEATHER_AGENT)
-          .generate('What is the weather in Paris?', { maxSteps: 5 });
-        traceId = result.traceId;
-      } catch (err) {
-        // unknown_tool: Mastra 0.24 aborts the run ("Tool launchRockets not found"); that is the scenario.
-        if (scenario !== 'unknown_tool') throw err;
-        aborted = true;
-      }
+      // unknown_tool: Mastra 0.24 logs "Tool launchRockets not found" and aborts the run; that is the scenario.
+      const run = await withExpectedErrors(
+        scenario === 'unknown_tool' ? /Tool launchRockets not found/ : undefined,
+        async () => {
+          try {
+            const result = await mastra
+              .getAgent(WEATHER_AGENT)
+              .generate('What is the weather in Paris?', { maxSteps: 5 });
+            traceId = result.traceId;
+          } catch (err) {
+            if (scenario !== 'unknown_tool') throw err;
+            aborted = true;
+          }
+        },
+      );
+      frameworkErrors.push(...run.held);
     }
     await settle();
     // The exporter batches for 5 s; flush its processor instead of shutting it down (one-shot).
@@ -260,5 +268,9 @@ export async function runMastraScenario(
   }
   const spans = traceId ? collected.filter((s) => s.spanContext().traceId === traceId) : collected;
   if (options.spanProcessors?.length) replayInto(options.spanProcessors, spans);
-  return { spans, groundTruth: buildGroundTruth('mastra', scenario, script, recorder.calls, aborted) };
+  return {
+    spans,
+    groundTruth: buildGroundTruth('mastra', scenario, script, recorder.calls, aborted),
+    frameworkErrors,
+  };
 }

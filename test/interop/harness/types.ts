@@ -63,4 +63,6 @@ export interface GroundTruth {
 export interface ScenarioResult {
   spans: ReadableSpan[];
   groundTruth: GroundTruth;
+  /** Errors the framework logged on purpose for this scenario, held back from the console. */
+  frameworkErrors?: string[];
 }
