@@ -1,6 +1,6 @@
-// Installs the real-framework interop packages that the interop tests, the demo and the
-// examples drive; `npm test` and `npm run demo` run it first (pretest/predemo), and `.ci/run`
-// runs it after `npm ci`. Each tree has its own lockfile because their pins must not clash
+// Installs the real-framework interop packages that the interop tests drive; `npm test` runs
+// it first (pretest), and `.ci/run` runs it after `npm ci` (the type-check needs them too).
+// The demo and the examples use the root's own dev dependencies only. Each tree has its own lockfile because their pins must not clash
 // with the root's: test/interop (AI SDK 6, Mastra 0.24, OpenAI Agents 0.14, LangChain 1) and
 // test/interop/next (AI SDK 7, Mastra 1.x). A tree whose installed packages already match its
 // lockfile is left alone, so only the first run pays for the install (about three minutes).
