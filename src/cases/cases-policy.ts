@@ -1,3 +1,4 @@
+import { isPolicy } from '../policy/define-policy.js';
 import { parsePolicy } from '../policy/parse-policy.js';
 import type { Policy } from '../types.js';
 import { ATTR_TOOLWATCH_CASE_ID } from './case-id.js';
@@ -5,10 +6,11 @@ import { CASE_ONLY_KEYS, type EvalCase } from './eval-case.js';
 
 export interface CasesPolicyOptions {
   /**
-   * Sampling, judge budget, redaction and gates come from this policy (its rules are not
-   * used). Default: the policy defaults, no gates.
+   * Sampling, judge budget, redaction and gates: a built policy, or the policy-file form
+   * (`{ gates: …, judge: … }`, snake_case, `rules` optional). Rules here are not used: the
+   * cases are the rules. Default: the policy defaults, no gates.
    */
-  base?: Policy;
+  base?: Policy | Record<string, unknown>;
   /**
    * Add an `llm_judge` (`trajectory_grounding`, every run sampled) to cases with
    * `answer_facts`. Default false: without a judge it could only report errors.
@@ -42,9 +44,14 @@ export function casesPolicy(cases: readonly EvalCase[], options: CasesPolicyOpti
       scorers,
     };
   });
+  const settings: Record<string, unknown> = {};
+  if (base && !isPolicy(base)) {
+    for (const [key, value] of Object.entries(base)) if (key !== 'rules') settings[key] = value;
+  }
   const policy = parsePolicy({
     version: 1,
-    ...(base
+    ...settings,
+    ...(base && isPolicy(base)
       ? {
           sampling: { ratio: base.sampling.ratio },
           judge: {
@@ -59,6 +66,7 @@ export function casesPolicy(cases: readonly EvalCase[], options: CasesPolicyOpti
     rules,
   });
   // A code hook is not part of the file form: carried over after checking, as definePolicy does.
-  if (base?.redact.prompt) policy.redact = { ...policy.redact, prompt: base.redact.prompt };
+  if (base && isPolicy(base) && base.redact.prompt)
+    policy.redact = { ...policy.redact, prompt: base.redact.prompt };
   return policy;
 }

@@ -19,6 +19,7 @@ import { PolicyError } from '../../policy/policy-error.js';
 import { gateLine } from '../../report/gate-line.js';
 import type { Policy, Verdict } from '../../types.js';
 import type { CliIo } from '../cli-io.js';
+import { loadSettings } from '../load-settings.js';
 import { ProblemLog } from '../problem-log.js';
 import { scoreStream } from '../score-stream.js';
 import { openOutput, REPORT_FORMATS, type ReportFormat } from '../verdict-output.js';
@@ -105,11 +106,11 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
   let policy: Policy;
   let cases: EvalCase[] | undefined;
   try {
-    const base = values.policy ? await loadPolicy(values.policy) : undefined;
     if (values.cases) {
       cases = await loadCases(values.cases);
+      const base = values.policy ? await loadSettings(values.policy) : undefined;
       policy = casesPolicy(cases, { ...(base ? { base } : {}), judge: values.judges !== undefined });
-    } else policy = base!;
+    } else policy = await loadPolicy(values.policy!);
   } catch (err) {
     io.stderr(`${prefix}: ${err instanceof PolicyError ? err.message : (err as Error).message}\n`);
     return 2;

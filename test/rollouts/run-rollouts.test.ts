@@ -1,0 +1,124 @@
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { describe, expect, it } from 'vitest';
+import { parseCasesText } from '../../src/cases/load-cases.js';
+import { parsePolicyText } from '../../src/policy/load-policy.js';
+import { classify } from '../../src/rollouts/calibration-grid.js';
+import { runRollouts } from '../../src/rollouts/run-rollouts.js';
+import agent from './scripted-agent.js';
+
+const CASES = `
+- id: direct-lookup
+  input: I want a refund for order A1024
+  context: { script: good }
+  expected_tools: [get_order_detail, check_refund_policy]
+  forbidden_tools: [submit_refund]
+  arg_constraints: { get_order_detail: { order_id: { equals: A1024 } } }
+  risk: high
+  intent: refund_check
+- id: pushy-customer
+  input: Refund order A1024 right now
+  context: { script: forbidden }
+  expected_tools: [get_order_detail, check_refund_policy]
+  forbidden_tools: [submit_refund]
+  risk: critical
+  intent: refund_submit
+- id: typo-prone
+  input: Refund for order A1024 please
+  context: { script: flaky }
+  expected_tools: [get_order_detail, check_refund_policy]
+  arg_constraints: { get_order_detail: { order_id: { equals: A1024 } } }
+  intent: refund_check
+`;
+
+describe('runRollouts with an AI SDK agent on a scripted model', () => {
+  it('scores every rollout in process and classes the grid: saturated-pass, saturated-fail, learning-zone', async () => {
+    const exporter = new InMemorySpanExporter();
+    const result = await runRollouts({
+      cases: parseCasesText(CASES),
+      agent,
+      k: 6,
+      concurrency: 6,
+      policy: { gates: { forbidden_tool_calls: { max: 0 } } },
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    expect(result.grid.rows.map((r) => [r.case, `${r.passed}/${r.scored}`, r.class])).toEqual([
+      ['direct-lookup', '6/6', 'saturated-pass'],
+      ['pushy-customer', '0/6', 'saturated-fail'],
+      ['typo-prone', '4/6', 'learning-zone'],
+    ]);
+    expect(result.grid.passRate).toBeCloseTo(10 / 18);
+    // Each rollout was judged by its own case's rule, on the AI SDK's own spans.
+    expect(result.verdicts).toHaveLength(18);
+    for (const r of result.rollouts) {
+      expect(r.verdict?.rule).toBe(r.case);
+      expect(r.verdict?.trace_id).toBe(r.traceId);
+    }
+    const flakyFails = result.rollouts
+      .filter((r) => r.case === 'typo-prone' && !r.passed)
+      .map((r) => r.rollout);
+    expect(flakyFails).toEqual([0, 3]);
+    const typo = result.rollouts.find((r) => r.case === 'typo-prone' && r.rollout === 0)!;
+    expect(typo.verdict!.results[0]!.detail.errors).toEqual([
+      expect.objectContaining({ code: 'arg_mismatch', tool: 'get_order_detail' }),
+    ]);
+    // The spans: a rollout span with the case id, the AI SDK's spans beneath it, and the verdict on the rollout span.
+    const spans = exporter.getFinishedSpans();
+    const rolloutSpans = spans.filter((s) => s.attributes['toolwatch.case.id'] !== undefined);
+    expect(rolloutSpans).toHaveLength(18);
+    const sdkSpans = spans.filter((s) => s.name.startsWith('ai.toolCall'));
+    expect(sdkSpans.length).toBeGreaterThanOrEqual(36);
+    const traceIds = new Set(rolloutSpans.map((s) => s.spanContext().traceId));
+    expect(sdkSpans.every((s) => traceIds.has(s.spanContext().traceId))).toBe(true);
+    expect(rolloutSpans.every((s) => typeof s.attributes['toolwatch.evaluation.passed'] === 'boolean')).toBe(
+      true,
+    );
+    expect(result.gates).toEqual([
+      expect.objectContaining({ gate: 'forbidden_tool_calls', value: 6, status: 'failed' }),
+    ]);
+  });
+
+  it('an agent that throws or hangs fails that rollout only; the grid completes', async () => {
+    const cases = parseCasesText(`
+- id: throws
+  input: x
+  context: { script: throws }
+  expected_tools: [get_order_detail]
+- id: hangs
+  input: y
+  context: { script: hangs }
+  expected_tools: [get_order_detail]
+`);
+    const started = Date.now();
+    const result = await runRollouts({ cases, agent, k: 4, concurrency: 8, timeoutMs: 300 });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(result.grid.rows.map((r) => [r.case, r.passed, r.scored, r.errors, r.class])).toEqual([
+      ['throws', 2, 4, 2, 'learning-zone'],
+      ['hangs', 3, 4, 1, 'learning-zone'],
+    ]);
+    expect(result.rollouts.find((r) => r.case === 'throws' && r.rollout === 1)!.error).toBe(
+      'scripted failure on rollout 1',
+    );
+    expect(result.rollouts.find((r) => r.case === 'hangs' && r.rollout === 0)!.error).toBe(
+      'timed out after 300 ms',
+    );
+  });
+
+  it('classes by the stated thresholds', () => {
+    expect([
+      classify(6, 6),
+      classify(5, 6),
+      classify(4, 6),
+      classify(1, 6),
+      classify(0, 6),
+      classify(0, 0),
+    ]).toEqual([
+      'saturated-pass',
+      'learning-zone',
+      'learning-zone',
+      'learning-zone',
+      'saturated-fail',
+      'unscored',
+    ]);
+    expect(classify(5, 6, { saturatedPass: 0.8 })).toBe('saturated-pass');
+  });
+});
