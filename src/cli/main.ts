@@ -3,6 +3,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { CliIo } from './cli-io.js';
 import { casesCommand } from './commands/cases.js';
+import { rolloutsCommand } from './commands/rollouts.js';
 import { SCORE_USAGE, scoreCommand } from './commands/score.js';
 import { serveCommand } from './commands/serve.js';
 
@@ -15,6 +16,9 @@ commands:
   baseline save FILE... --policy P --out B
                               save verdicts as a baseline for --baseline
   cases check FILE            validate an eval-dataset case file
+  rollouts --cases C --agent MODULE [-k 6] [-c 6] [--policy P] [--format F] [--gate]
+                              run an agent k times per case, judge every rollout,
+                              print the calibration grid
   serve --policy P [--http H:P] [--grpc H:P] [--forward URL]... [--metrics H:P]
                               the gateway: judge OTLP traces received, forward them
 
@@ -48,6 +52,8 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       return serveCommand(rest, io);
     case 'cases':
       return casesCommand(rest, io);
+    case 'rollouts':
+      return rolloutsCommand(rest, io);
     case 'baseline': {
       // A baseline is the verdicts of a reference run, as `score --format json` writes them.
       const [sub, ...args] = rest;

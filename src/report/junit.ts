@@ -114,3 +114,44 @@ export class JunitSpool {
     await write(FOOT);
   }
 }
+
+/** One rollout for `rolloutsJunit`. */
+export interface JunitRollout {
+  case: string;
+  rollout: number;
+  traceId: string;
+  passed: boolean;
+  error?: string;
+  verdict?: Verdict;
+}
+
+/** JUnit XML for rollouts: a suite per case, a test case per rollout (failure = its reasons or error). */
+export function rolloutsJunit(rollouts: readonly JunitRollout[], redact?: RedactOptions): string {
+  const cases = [...new Set(rollouts.map((r) => r.case))];
+  const all: JunitCounts = { tests: 0, failures: 0, errors: 0, skipped: 0 };
+  const suites: string[] = [];
+  for (const c of cases) {
+    const counts: JunitCounts = { tests: 0, failures: 0, errors: 0, skipped: 0 };
+    const body: string[] = [];
+    for (const r of rollouts.filter((x) => x.case === c)) {
+      counts.tests++;
+      const open = `    <testcase classname="${xml(c)}" name="${xml(`rollout ${r.rollout} ${r.traceId}`)}"`;
+      if (r.error !== undefined) {
+        counts.errors++;
+        body.push(`${open}><error message="${xml(r.error)}"/></testcase>`);
+      } else if (!r.passed) {
+        counts.failures++;
+        const why = r.verdict
+          ? r.verdict.results
+              .filter((x) => x.label === 'fail' || x.label === 'error')
+              .map((x) => `${x.scorer}: ${evaluationExplanation(x, redact)}`)
+              .join('; ')
+          : 'no verdict';
+        body.push(`${open}><failure message="${xml(why)}"/></testcase>`);
+      } else body.push(`${open}/>`);
+    }
+    for (const key of ['tests', 'failures', 'errors', 'skipped'] as const) all[key] += counts[key];
+    suites.push(`  <testsuite name="${xml(c)}" ${attrs(counts)}>\n${body.join('\n')}\n  </testsuite>`);
+  }
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="toolwatch rollouts" ${attrs(all)}>\n${suites.join('\n')}\n</testsuites>\n`;
+}

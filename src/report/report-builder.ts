@@ -122,6 +122,12 @@ export class ReportBuilder {
     }
   }
 
+  /** A failing entry that is not a verdict (a rollout that threw or timed out). */
+  addFailing(entry: FailingRun): void {
+    if (this.failing.length >= this.maxFailing) this.failingOmitted++;
+    else this.failing.push(entry);
+  }
+
   setGates(gates: GateOutcome[]): void {
     this.gates = gates;
   }

@@ -93,7 +93,6 @@ describe('bad input is never green', () => {
       // Exactly one message about the file, naming it; no raw control bytes.
       const about = r.stderr.split('\n').filter((l) => l.startsWith(`toolwatch score: ${file}`));
       expect(about, file).toHaveLength(1);
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: the point is that there are none
       expect(r.stderr, file).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
     });
     expect(runs[3]!.stderr).toContain('binary.bin (byte 0): binary data');

@@ -1,0 +1,223 @@
+import { writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { loadCases } from '../../cases/load-cases.js';
+import { PolicyError } from '../../policy/policy-error.js';
+import { gateLine } from '../../report/gate-line.js';
+import { rolloutsJunit } from '../../report/junit.js';
+import { renderHtml } from '../../report/render-html.js';
+import { renderMarkdown } from '../../report/render-markdown.js';
+import { renderText } from '../../report/render-text.js';
+import { ReportBuilder } from '../../report/report-builder.js';
+import { type RolloutAgent, type RunRolloutsResult, runRollouts } from '../../rollouts/run-rollouts.js';
+import type { CliIo } from '../cli-io.js';
+import { loadSettings } from '../load-settings.js';
+import { REPORT_FORMATS, type ReportFormat } from '../verdict-output.js';
+import { loadJudges } from './score.js';
+
+export const ROLLOUTS_USAGE = `usage: toolwatch rollouts --cases C --agent MODULE [-k 6] [-c 6] [options]
+
+Runs the agent k times per case (at most c at once), each rollout inside a span carrying
+toolwatch.case.id, judges every rollout in process against its case, and prints the
+calibration grid \`case: n_passed/n_scored\` with each row classed saturated-pass (every
+scored rollout passed), saturated-fail (none passed) or learning-zone (in between).
+
+  --cases C       the eval-dataset case file (see \`toolwatch cases --help\`)
+  --agent MODULE  a module exporting \`async (input, context) => answer\` (default export
+                  or \`agent\`); context: { caseId, case, rollout, seed, context, tracer,
+                  signal }. Instrument the agent with context.tracer (AI SDK:
+                  experimental_telemetry: { isEnabled: true, tracer }) or the global API
+  -k N            rollouts per case (default 6)
+  -c N, --concurrency N
+                  rollouts in flight (default 6)
+  --timeout-ms N  per rollout; a rollout over it fails (default 60000)
+  --policy P      sampling, judge budget, redaction and gates (a policy file; rules optional
+                  and not used)
+  --judges M      judges for cases with answer_facts (as for \`toolwatch score\`)
+  --format F      table (default), markdown, html, junit (a test per rollout), json
+  --out PATH      write the report to PATH instead of stdout
+  --gate          check the gates (on stderr); exit 1 when one fails or nothing was scored
+  -h, --help      this text
+
+exit status: 0 done (and gates held), 1 a gate failed, 2 bad usage / invalid cases or
+policy / agent module not loadable, 3 internal error`;
+
+/** `toolwatch rollouts`. */
+export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number> {
+  let values: ReturnType<typeof parse>['values'];
+  try {
+    ({ values } = parse(argv));
+  } catch (err) {
+    return usage(io, (err as Error).message);
+  }
+  if (values.help) {
+    io.stdout(`${ROLLOUTS_USAGE}\n`);
+    return 0;
+  }
+  if (!values.cases) return usage(io, '--cases is required');
+  if (!values.agent) return usage(io, '--agent is required');
+  const format = (values.format ?? 'table') as ReportFormat;
+  if (!REPORT_FORMATS.includes(format)) return usage(io, `unknown format ${format}`);
+  const ints: Record<string, number> = {};
+  for (const [name, raw, fallback] of [
+    ['k', values.k, 6],
+    ['concurrency', values.concurrency, 6],
+    ['timeout-ms', values['timeout-ms'], 60_000],
+  ] as const) {
+    const n = raw === undefined ? fallback : Number(raw);
+    if (!Number.isInteger(n) || n < 1)
+      return usage(io, `${name === 'k' ? '-k' : `--${name}`} must be a positive integer`);
+    ints[name] = n;
+  }
+
+  let cases: Awaited<ReturnType<typeof loadCases>>;
+  let settings: Record<string, unknown> | undefined;
+  try {
+    cases = await loadCases(values.cases);
+    if (values.policy) settings = await loadSettings(values.policy);
+  } catch (err) {
+    io.stderr(`toolwatch rollouts: ${(err as Error).message}\n`);
+    return 2;
+  }
+  let agent: RolloutAgent;
+  try {
+    agent = await loadAgent(values.agent);
+  } catch (err) {
+    io.stderr(`toolwatch rollouts: cannot load the agent from ${values.agent}: ${(err as Error).message}\n`);
+    return 2;
+  }
+  let judges: Record<string, unknown> | undefined;
+  if (values.judges) {
+    try {
+      judges = await loadJudges(values.judges);
+    } catch (err) {
+      io.stderr(`toolwatch rollouts: cannot load judges from ${values.judges}: ${(err as Error).message}\n`);
+      return 2;
+    }
+  }
+
+  let result: RunRolloutsResult;
+  let done = 0;
+  const total = cases.length * ints.k!;
+  try {
+    result = await runRollouts({
+      cases,
+      agent,
+      k: ints.k!,
+      concurrency: ints.concurrency!,
+      timeoutMs: ints['timeout-ms']!,
+      ...(settings ? { policy: settings } : {}),
+      ...(judges ? { judges } : {}),
+      registerGlobal: true,
+      onRollout: () => {
+        done++;
+        if (io.stderrIsTTY) io.stderr(`\r\x1b[K${done}/${total} rollouts`);
+      },
+    });
+  } catch (err) {
+    if (err instanceof PolicyError) {
+      io.stderr(`toolwatch rollouts: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+  if (io.stderrIsTTY) io.stderr('\r\x1b[K');
+
+  const text = render(result, format);
+  if (values.out) await writeFile(values.out, text);
+  else await io.stdout(text);
+
+  const scored = result.grid.rows.reduce((a, r) => a + r.scored, 0);
+  const passed = result.grid.rows.reduce((a, r) => a + r.passed, 0);
+  const errors = result.grid.rows.reduce((a, r) => a + r.errors, 0);
+  io.stderr(
+    `toolwatch rollouts: ${total} rollouts, ${scored} scored, ${passed} passed, ${errors} errors; ${result.grid.rows
+      .map((r) => `${r.case} ${r.passed}/${r.scored} ${r.class}`)
+      .join(', ')}\n`,
+  );
+  if (!values.gate) return 0;
+  for (const g of result.gates) io.stderr(`${gateLine(g)}\n`);
+  if (scored === 0) {
+    io.stderr('toolwatch rollouts: gate FAILED — nothing was scored\n');
+    return 1;
+  }
+  return result.gates.some((g) => g.status === 'failed') ? 1 : 0;
+}
+
+function render(result: RunRolloutsResult, format: ReportFormat): string {
+  if (format === 'json') {
+    return `${JSON.stringify({
+      grid: result.grid,
+      gates: result.gates,
+      policy_digest: result.policy.digest,
+      rollouts: result.rollouts.map((r) => ({
+        case: r.case,
+        rollout: r.rollout,
+        seed: r.seed,
+        trace_id: r.traceId,
+        passed: r.passed,
+        ...(r.error !== undefined ? { error: r.error } : {}),
+        duration_ms: Math.round(r.durationMs),
+        ...(r.verdict ? { verdict: r.verdict } : {}),
+      })),
+    })}\n`;
+  }
+  if (format === 'junit') return rolloutsJunit(result.rollouts, result.policy.redact);
+  const builder = new ReportBuilder({ policy: result.policy, title: 'toolwatch rollouts' });
+  for (const r of result.rollouts) {
+    const where = `${r.case} #${r.rollout}`;
+    if (r.verdict) builder.add(r.verdict, where);
+    if (r.error !== undefined) {
+      builder.addFailing({
+        trace_id: r.traceId,
+        span_id: r.verdict?.span_id ?? '',
+        agent: 'toolwatch.rollout',
+        rule: r.case,
+        file: where,
+        reasons: [`rollout error: ${r.error}`],
+      });
+    }
+  }
+  builder.setGrid(result.grid);
+  builder.setGates(result.gates);
+  const report = builder.build();
+  return format === 'table'
+    ? renderText(report)
+    : format === 'markdown'
+      ? renderMarkdown(report)
+      : renderHtml(report);
+}
+
+async function loadAgent(path: string): Promise<RolloutAgent> {
+  const mod = (await import(pathToFileURL(resolve(path)).href)) as { default?: unknown; agent?: unknown };
+  const fn = typeof mod.default === 'function' ? mod.default : mod.agent;
+  if (typeof fn !== 'function') throw new Error('the module exports no function (default export or `agent`)');
+  return fn as RolloutAgent;
+}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      cases: { type: 'string' },
+      agent: { type: 'string' },
+      k: { type: 'string', short: 'k' },
+      concurrency: { type: 'string', short: 'c' },
+      'timeout-ms': { type: 'string' },
+      policy: { type: 'string', short: 'p' },
+      judges: { type: 'string' },
+      format: { type: 'string', short: 'f' },
+      out: { type: 'string', short: 'o' },
+      gate: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+}
+
+function usage(io: CliIo, message: string): number {
+  io.stderr(`toolwatch rollouts: ${message}\n${ROLLOUTS_USAGE}\n`);
+  return 2;
+}
