@@ -103,13 +103,9 @@ export async function startGatewayProcess(
   args: string[],
 ): Promise<Proc & { http: string; grpc: string; metrics: string }> {
   const proc = startProcess(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', ...args]);
-  const m = await until(
-    'gateway listening',
-    () => /listening http (\S+) grpc (\S+) metrics (\S+)/.exec(proc.output()) ?? undefined,
-    30_000,
-    proc,
-  );
-  return Object.assign(proc, { http: m[1]!, grpc: m[2]!, metrics: m[3]! });
+  const line = await until('gateway listening', () => /listening.*\n/.exec(proc.output())?.[0], 30_000, proc);
+  const address = (name: string) => new RegExp(`${name} (\\S+)`).exec(line)?.[1] ?? '';
+  return Object.assign(proc, { http: address('http'), grpc: address('grpc'), metrics: address('metrics') });
 }
 
 /** One counter/gauge value from a Prometheus text page (sum over series matching `labels`). */
