@@ -1,0 +1,58 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkGates } from '../../src/evaluation/check-gates.js';
+import { renderHtml } from '../../src/report/render-html.js';
+import { fixtureReport } from './report-fixture.js';
+
+let dir: string;
+let file: string;
+
+/** The DOM after the page's script ran, from Debian's headless Chromium (installed by .ci/run). */
+function dumpDom(url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      'chromium',
+      ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--dump-dom', url],
+      { timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout) => (err ? reject(err) : resolve(stdout)),
+    );
+  });
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'toolwatch-html-'));
+  const { builder, policy, verdicts } = await fixtureReport();
+  builder.setGates(checkGates(verdicts, policy));
+  file = join(dir, 'report.html');
+  await writeFile(file, renderHtml(builder.build()));
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('HTML report in headless Chromium', () => {
+  it('renders the bar chart and every table, runs its script, and filters failing runs from the URL', async () => {
+    const dom = await dumpDom(`${pathToFileURL(file).href}#filter=shipping.jsonl`);
+    expect(dom).toContain('<body data-ready="1">');
+    const chart = /<svg id="chart"[\s\S]*?<\/svg>/.exec(dom)?.[0] ?? '';
+    // One bar per tool with expectations (3), intent (2) and risk (2).
+    expect(chart.match(/<rect class="bar"/g)).toHaveLength(7);
+    expect(chart).toContain('tool get_order_detail: 9/10');
+    expect(chart).toContain('risk high: 7/10');
+    for (const id of ['grid', 'by-rule', 'by-scorer', 'by-tool', 'by-intent', 'by-risk', 'failing']) {
+      expect(dom, id).toContain(`<table id="${id}" class="sortable">`);
+    }
+    expect(dom).toContain('<li class="gate-failed">gate forbidden_tool_calls: 1 (max 0) FAILED</li>');
+    // The filter ran in the browser: only the failing shipping run is shown.
+    const failing = /<table id="failing"[\s\S]*?<\/table>/.exec(dom)![0];
+    const rows = failing.match(/<tr( hidden="")?><td>/g) ?? [];
+    expect(rows).toHaveLength(4);
+    expect(rows.filter((r) => !r.includes('hidden'))).toHaveLength(1);
+    expect(dom).toContain('<span id="shown">1</span>');
+  }, 90_000);
+});

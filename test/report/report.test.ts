@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import { checkGates } from '../../src/evaluation/check-gates.js';
+import { JunitSpool, junitXml } from '../../src/report/junit.js';
+import { renderMarkdown } from '../../src/report/render-markdown.js';
+import { renderText } from '../../src/report/render-text.js';
+import { ReportBuilder } from '../../src/report/report-builder.js';
+import { fixture, fixtureReport } from './report-fixture.js';
+
+describe('grouped reports', () => {
+  it('groups by rule, scorer, tool (first call vs final success, retries), intent and risk', async () => {
+    const { builder } = await fixtureReport();
+    const r = builder.build();
+    expect(r.runs).toBe(14);
+    expect(r.passed).toBe(10);
+    expect(r.byRule.map((x) => [x.key, x.total, x.passed])).toEqual([
+      ['refunds', 10, 7],
+      ['shipping', 4, 3],
+    ]);
+    const tool = Object.fromEntries(r.byTool.map((t) => [t.tool, t]));
+    // Run 1 looked the wrong order up first, then retried with the right one.
+    expect(tool.get_order_detail).toMatchObject({
+      expected: 10,
+      calls: 11,
+      firstCallCorrect: 8,
+      finalSuccess: 9,
+      retries: 1,
+      argMismatches: 2,
+    });
+    expect(tool.submit_refund).toMatchObject({ expected: 0, forbidden: 1 });
+    expect(tool.lookup_shipping).toMatchObject({ expected: 4, finalSuccess: 3 });
+    expect(r.byIntent.map((x) => [x.key, x.total, x.passed])).toEqual([
+      ['order_status', 4, 3],
+      ['refund_check', 10, 7],
+    ]);
+    expect(r.byRisk.map((x) => [x.key, x.total, x.passed])).toEqual([
+      ['high', 10, 7],
+      ['low', 4, 3],
+    ]);
+    expect(r.failing.map((f) => [Number.parseInt(f.trace_id, 16), f.file])).toEqual([
+      [1, 'refunds.jsonl.gz'],
+      [2, 'refunds.jsonl.gz'],
+      [3, 'refunds.jsonl.gz'],
+      [14, 'shipping.jsonl'],
+    ]);
+    // Redacted by default: tool and field names, no values.
+    expect(r.failing[1]!.reasons).toEqual(['trajectory: fail; arg_mismatch(get_order_detail.order_id)']);
+  });
+
+  it('keeps at most maxFailing failing runs and counts the rest', async () => {
+    const { policy, verdicts } = await fixture();
+    const builder = new ReportBuilder({ policy, maxFailing: 2 });
+    for (const v of verdicts) builder.add(v);
+    const r = builder.build();
+    expect(r.failing).toHaveLength(2);
+    expect(r.failingOmitted).toBe(2);
+    expect(renderText(r)).toContain('failing runs: 4 (first 2 shown)');
+  });
+
+  it('table and Markdown carry the grid, every grouping, the gates and the failing runs', async () => {
+    const { builder, policy, verdicts } = await fixtureReport();
+    builder.setGates(checkGates(verdicts, policy));
+    const r = builder.build();
+    const text = renderText(r);
+    expect(text).toMatch(/^flaky\s+4\/6\s+0\.67\s+1\s+learning-zone$/m);
+    expect(text).toMatch(/^get_order_detail\s+10\s+8 \(80\.0%\)\s+9 \(90\.0%\)\s+1\s+0\s+2$/m);
+    expect(text).toContain('gate forbidden_tool_calls: 1 (max 0) FAILED');
+    const md = renderMarkdown(r);
+    expect(md).toContain('| hard | 0/6 | 0.00 | 0 | saturated-fail |');
+    expect(md).toContain('| get_order_detail | 10 | 80.0% | 90.0% | 1 | 0 | 2 |');
+    expect(md).toContain('| order_status | 4 | 3 | 75.0% |');
+    expect(md).toContain('| high | 10 | 7 | 70.0% |');
+    expect(md).toContain('❌ gate forbidden_tool_calls: 1 (max 0) FAILED');
+    expect(md).toMatch(
+      /\| `0{31}3` \| refund-agent \| refunds \| refunds\.jsonl\.gz \| trajectory: fail; forbidden_tool\(submit_refund\) \|/,
+    );
+  });
+
+  it('JUnit from the spool equals JUnit from memory, with exact counts', async () => {
+    const { verdicts, policy } = await fixture();
+    const spool = new JunitSpool(policy.redact);
+    for (const v of verdicts) await spool.add(v);
+    let streamed = '';
+    await spool.finish((t) => {
+      streamed += t;
+    });
+    expect(streamed).toBe(junitXml(verdicts, policy.redact));
+    expect(streamed).toContain(
+      '<testsuites name="toolwatch" tests="14" failures="4" errors="0" skipped="0">',
+    );
+  });
+});
