@@ -5,6 +5,8 @@ import type { EvaluateTracesOptions as EvaluateTracesInternalOptions } from './e
 import { evaluateTraces as evaluateTracesInternal } from './evaluation/evaluate-traces.js';
 import type { Policy, Verdict } from './types.js';
 
+export type { EvalCase } from './cases/eval-case.js';
+export { CasesError, loadCases } from './cases/load-cases.js';
 export { spansFromOtlpJson } from './conventions/from-otlp-json.js';
 export { fromReadableSpan } from './conventions/from-readable-span.js';
 export type { GateOutcome, VerdictSummary } from './evaluation/check-gates.js';
@@ -17,6 +19,15 @@ export { PolicyError } from './policy/policy-error.js';
 export type { ToolwatchSpanProcessorOptions } from './processor/toolwatch-span-processor.js';
 export { ToolwatchSpanProcessor } from './processor/toolwatch-span-processor.js';
 export { reconstructTrace } from './reconstruction/reconstruct-trace.js';
+export type { GridThresholds } from './rollouts/calibration-grid.js';
+export type {
+  RolloutAgent,
+  RolloutContext,
+  RolloutRecord,
+  RunRolloutsOptions,
+  RunRolloutsResult,
+} from './rollouts/run-rollouts.js';
+export { runRollouts } from './rollouts/run-rollouts.js';
 export type { LanguageModelLike, LlmJudgeOptions } from './scorers/llm-judge.js';
 export { llmJudge } from './scorers/llm-judge.js';
 export type { ReliabilityOptions } from './scorers/reliability.js';
