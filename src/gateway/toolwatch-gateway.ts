@@ -28,6 +28,11 @@ export interface ToolwatchGatewayOptions {
   maxSpansPerTrace?: number;
   /** The delay a refused sender is told to wait. Default 1,000 ms. */
   retryAfterMs?: number;
+  /**
+   * False: decode, assemble and forward without evaluating — a pass-through (and the
+   * baseline the gateway bench compares judging against). Default true.
+   */
+  judging?: boolean;
   /** Judges for `llm_judge` scorers. Default none. */
   judges?: Record<string, JudgeFunction | unknown>;
   /** Judged trace ids remembered so their late spans pass through unjudged. Default 100,000. */
@@ -124,6 +129,10 @@ export class ToolwatchGateway {
       'Spans waiting for their trace to be complete.',
       () => this._assembler.bufferedSpans,
     );
+    r.gauge('process_resident_memory_bytes', 'Resident memory of the gateway process.', () =>
+      process.memoryUsage.rss(),
+    );
+    r.gauge('nodejs_heap_used_bytes', 'V8 heap in use.', () => process.memoryUsage().heapUsed);
     r.gauge('toolwatch_gateway_policy_info', 'The policy in use (digest as a label).', () => 1, {
       policy_digest: _o.policy.digest,
     });
@@ -254,6 +263,10 @@ export class ToolwatchGateway {
     // Judging is serialised: verdicts leave in the order traces completed.
     this._judging = this._judging.then(async () => {
       const problems: Problem[] = [];
+      if (this._o.judging === false) {
+        this._send(traces.flatMap((t) => t.raw));
+        return;
+      }
       try {
         const { spans, verdicts } = await judgeTraces(traces, this._o.policy, {
           ...(this._o.judges ? { judges: this._o.judges } : {}),

@@ -215,6 +215,17 @@ describe('gateway over OTLP/HTTP', () => {
     expect((await post(protobufOf(recordRun(['lookup_account'])))).status).toBe(200);
   });
 
+  it('judging: false forwards the same spans untouched (the pass-through the bench compares against)', async () => {
+    await start({ judging: false, decisionWaitMs: 50 });
+    const spans = recordRun(['delete_account']);
+    await post(protobufOf(spans));
+    await until('forwarded', () => sink.spans().length === spans.length);
+    const sent = new Map(splitTraceRequest(protobufOf(spans)).spans.map((s) => [s.spanId, s]));
+    for (const span of sink.spans())
+      expect(Buffer.from(span.bytes)).toEqual(Buffer.from(sent.get(span.spanId)!.bytes));
+    expect(running.gateway.registry.total('toolwatch_gateway_verdicts_total')).toBe(0);
+  });
+
   it('close() judges what is pending and flushes before returning', async () => {
     await start({ decisionWaitMs: 60_000 });
     const spans = recordRun(['delete_account']);
