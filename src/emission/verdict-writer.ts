@@ -1,10 +1,11 @@
 import type { Attributes, Span, SpanContext, TracerProvider } from '@opentelemetry/api';
 import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { EVENT_GEN_AI_EVALUATION_RESULT } from '../semconv.js';
 import type { RedactOptions, ScorerResult, Verdict } from '../types.js';
 import { verdictAttributes } from './attributes.js';
 import { decoratedSpan } from './decorated-span.js';
-import { addEvaluationEvents } from './events.js';
+import { addEvaluationEvents, evaluationEventAttributes } from './events.js';
 
 /** Where a verdict's telemetry goes: the ending span itself, a decorated view of it, or a new span. */
 export type Placement = 'inline' | 'view' | 'span';
@@ -42,13 +43,29 @@ export class VerdictWriter {
    * (wrapping mode: the span has ended and cannot be written any more).
    */
   write(span: ReadableSpan, verdict: Verdict, placement: Placement): ReadableSpan | undefined {
-    const attributes = verdictAttributes(verdict);
-    if (placement === 'view') return decoratedSpan(span, attributes, verdict.results, this._options.redact);
+    return this.writeTelemetry(
+      span,
+      verdict.agent,
+      verdictTelemetry(verdict, this._options.redact),
+      verdict.results,
+      placement,
+    );
+  }
+
+  /** `write` with the telemetry already built (records that are the same for every run are built once). */
+  writeTelemetry(
+    span: ReadableSpan,
+    agent: string,
+    telemetry: VerdictTelemetry,
+    results: readonly ScorerResult[],
+    placement: Placement,
+  ): ReadableSpan | undefined {
+    if (placement === 'view') return decoratedSpan(span, telemetry.attributes, results, this._options.redact);
     if (placement === 'inline') {
-      if (hasRoom(span, attributes, verdict.results.length)) {
+      if (hasRoom(span, telemetry.attributes, telemetry.events.length)) {
         const writable = span as unknown as Span;
-        writable.setAttributes(attributes);
-        addEvaluationEvents(writable, verdict.results, this._options.redact);
+        writable.setAttributes(telemetry.attributes);
+        for (const event of telemetry.events) writable.addEvent(EVENT_GEN_AI_EVALUATION_RESULT, event);
         return undefined;
       }
       this._options.problem(
@@ -56,7 +73,7 @@ export class VerdictWriter {
         `agent span ${span.spanContext().spanId} has no room for the verdict under its span limits: written on an evaluate span`,
       );
     }
-    this.evaluateSpan(span.spanContext(), verdict.agent, attributes, verdict.results);
+    this.evaluateSpan(span.spanContext(), agent, telemetry.attributes, results);
     return undefined;
   }
 
@@ -107,6 +124,18 @@ export class VerdictWriter {
       this._flushing = false;
     }
   }
+}
+
+/** A verdict as span data: the summary attributes and one event's attributes per result. */
+export interface VerdictTelemetry {
+  attributes: Attributes;
+  events: Attributes[];
+}
+
+export function verdictTelemetry(verdict: Verdict, redact: RedactOptions): VerdictTelemetry {
+  const events: Attributes[] = [];
+  for (const result of verdict.results) events.push(evaluationEventAttributes(result, redact));
+  return { attributes: verdictAttributes(verdict), events };
 }
 
 /** Whether the span takes every attribute and event of a verdict without dropping any of its own. */

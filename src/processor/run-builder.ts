@@ -4,7 +4,7 @@ import { fromReadableSpan, hrTimeToMs } from '../conventions/from-readable-span.
 import { agentNameOf, SpanRole } from '../conventions/span-role.js';
 import type { RunIdentity } from '../evaluation/match-rules.js';
 import { reconstructTrace } from '../reconstruction/reconstruct-trace.js';
-import type { ReconstructedTrace, SpanLike } from '../types.js';
+import type { ReconstructedTrace, SpanEventLike, SpanLike, StatusCode } from '../types.js';
 import { mergeAttributes } from '../util/merge-attributes.js';
 import type { SpanEntry, TraceState } from './trace-buffer.js';
 
@@ -18,15 +18,46 @@ const TIME_ORIGIN = performance.timeOrigin;
  * from one high-resolution clock keep parents around their children.
  */
 export function spanLikeOf(entry: SpanEntry, span: ReadableSpan, ending: boolean): SpanLike {
-  const like = fromReadableSpan(span);
+  // Built here rather than by `fromReadableSpan`: constant status and empty events are
+  // shared, and the scope is referenced, not copied (this runs for every held span).
+  const status = span.status;
+  const events = span.events;
+  const recorded = hrTimeToMs(span.startTime);
+  const like: SpanLike = {
+    traceId: span.spanContext().traceId,
+    spanId: entry.spanId,
+    name: span.name,
+    kind: span.kind,
+    startTime: recorded,
+    status: status === undefined || (status.code === 0 && !status.message) ? STATUS_UNSET : statusOf(status),
+    attributes: span.attributes,
+    events: events.length === 0 ? NO_EVENTS : events.map(toEvent),
+  };
+  if (entry.parentId !== undefined) like.parentSpanId = entry.parentId;
   // While `onEnding` runs the span is not yet marked ended, but its end time is set.
-  if (ending) like.endTime = hrTimeToMs(span.endTime);
+  if (ending || span.ended) like.endTime = hrTimeToMs(span.endTime);
+  const resource = span.resource?.attributes;
+  if (resource !== undefined) like.resource = resource;
+  const scope = span.instrumentationScope;
+  if (scope !== undefined) like.scope = scope;
+  if (span.droppedAttributesCount > 0) like.droppedAttributesCount = span.droppedAttributesCount;
   if (entry.t0 !== undefined) {
-    const duration = like.endTime === undefined ? undefined : like.endTime - like.startTime;
     like.startTime = entry.t0;
-    if (duration !== undefined) like.endTime = entry.t0 + duration;
+    if (like.endTime !== undefined) like.endTime = entry.t0 + (like.endTime - recorded);
   }
   return like;
+}
+
+const STATUS_UNSET: SpanLike['status'] = Object.freeze({ code: 0 }) as SpanLike['status'];
+const NO_EVENTS: SpanEventLike[] = Object.freeze([]) as unknown as SpanEventLike[];
+
+function statusOf(status: ReadableSpan['status']): SpanLike['status'] {
+  const code = status.code as StatusCode;
+  return status.message ? { code, message: status.message } : { code };
+}
+
+function toEvent(event: ReadableSpan['events'][number]): SpanEventLike {
+  return { name: event.name, time: hrTimeToMs(event.time), attributes: event.attributes ?? {} };
 }
 
 /**

@@ -3,7 +3,12 @@ import { context, TraceFlags } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { verdictAttributes } from '../emission/attributes.js';
 import type { ToolwatchMetrics } from '../emission/metrics.js';
-import type { Placement, VerdictWriter } from '../emission/verdict-writer.js';
+import {
+  type Placement,
+  type VerdictTelemetry,
+  type VerdictWriter,
+  verdictTelemetry,
+} from '../emission/verdict-writer.js';
 import {
   evaluateRun,
   finalizeVerdict,
@@ -29,7 +34,14 @@ export interface RunJudgeOptions {
  * delivers what comes out: metrics, the verdict on the run span (the first matching rule)
  * or on `evaluate` spans (further rules, judges' results), `onVerdict`.
  */
+interface SkippedRecord {
+  results: ScorerResult[];
+  telemetry: VerdictTelemetry;
+}
+
 export class RunJudge {
+  private readonly _skipped = new Map<Rule, Map<string, SkippedRecord>>();
+
   constructor(private readonly _options: RunJudgeOptions) {}
 
   /** Judges a rebuilt run. Returns whether a rule matched, and the decorated view for `view`. */
@@ -62,16 +74,46 @@ export class RunJudge {
     placement: Placement,
     reason: string,
   ): ReadableSpan | undefined {
-    const { policy } = this._options;
+    const { policy, metrics, writer, onVerdict } = this._options;
     let view: ReadableSpan | undefined;
     const rules = matchRules(identity, policy);
     for (let index = 0; index < rules.length; index++) {
       const rule = rules[index]!;
-      const evaluation = skippedEvaluation(subject, rule, policy, reason);
-      const written = this._deliver(undefined, rule, evaluation, span, index === 0 ? placement : 'span');
+      // The same for every run: built once per rule and reason.
+      const record = this._skippedRecord(rule, reason);
+      for (const result of record.results) metrics.recordResult(result, identity.agent, rule.name);
+      const where = index === 0 ? placement : 'span';
+      const written = writer.writeTelemetry(span, identity.agent, record.telemetry, record.results, where);
       view ??= written;
+      if (onVerdict !== undefined) {
+        const { verdict } = skippedEvaluation(subject, rule, policy, reason);
+        this.deliver(verdict);
+      }
     }
     return view;
+  }
+
+  private _skippedRecord(rule: Rule, reason: string): SkippedRecord {
+    let byReason = this._skipped.get(rule);
+    if (byReason === undefined) {
+      byReason = new Map();
+      this._skipped.set(rule, byReason);
+    }
+    let record = byReason.get(reason);
+    if (record === undefined) {
+      const { verdict } = skippedEvaluation(
+        { traceId: '', spanId: '', agent: '' },
+        rule,
+        this._options.policy,
+        reason,
+      );
+      record = {
+        results: verdict.results,
+        telemetry: verdictTelemetry(verdict, this._options.policy.redact),
+      };
+      byReason.set(reason, record);
+    }
+    return record;
   }
 
   private _deliver(

@@ -268,11 +268,19 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       if (role === SpanRole.NONE) return;
       state = this._buffer.create(ctx.traceId, this._modeOf(ctx.traceId, role), false);
     }
+    // Out of the sample, ordinary spans are not followed at all.
+    if (state.mode === TraceMode.SAMPLED_OUT && role === SpanRole.NONE) return;
     if (!this._buffer.admit(state)) return;
     const parentId = parentIdOf(span);
     const parent = parentId === undefined ? undefined : state.spans.get(parentId);
     if (state.mode === TraceMode.SAMPLED_OUT) {
-      this._startedSampledOut(state, span, ctx.spanId, role, parent);
+      this._startedSampledOut(
+        state,
+        span,
+        ctx.spanId,
+        role,
+        parent ?? (parentId === undefined ? undefined : state.lastAgent),
+      );
       return;
     }
     const entry = newEntry(span, ctx.spanId, parentId, role);
@@ -307,8 +315,10 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   }
 
   /**
-   * Out of the sample, a trace holds its agent spans only; every other open span maps to the
-   * agent above it (no allocation), enough for nesting, live checks and the skipped record.
+   * Out of the sample, a trace holds its agent spans only; other agent-related spans (tools,
+   * models, chains) map to the agent above them (no allocation), enough for nesting, live
+   * checks and the skipped record. Ordinary spans are not followed: an agent-related span
+   * under one is placed under the agent that started last and is still open.
    */
   private _startedSampledOut(
     state: TraceState,
@@ -317,15 +327,22 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     role: SpanRole,
     above: SpanEntry | undefined,
   ): void {
-    const scope = above ?? NO_SCOPE;
+    // A tool's children belong to the tool's agent.
+    const scope = above === undefined ? NO_SCOPE : above.role === SpanRole.TOOL ? above.agent! : above;
     if (role === SpanRole.AGENT) {
       const entry = newEntry(span, spanId, parentIdOf(span), role);
       if (scope !== NO_SCOPE) entry.agent = scope;
       this._buffer.hold(state, entry);
+      state.lastAgent = entry;
+    } else if (role === SpanRole.TOOL && scope !== NO_SCOPE) {
+      if (scope.toolScope === undefined) {
+        scope.toolScope = newEntry(scope.span, '', undefined, SpanRole.TOOL);
+        scope.toolScope.agent = scope;
+      }
+      this._buffer.holdScope(state, spanId, scope.toolScope);
+      if (this._live.enabled) this._toolStarted(state, scope, span, spanId);
     } else {
       this._buffer.holdScope(state, spanId, scope);
-      if (role === SpanRole.TOOL && this._live.enabled && scope !== NO_SCOPE)
-        this._toolStarted(state, scope, span, spanId);
     }
     state.openCount++;
   }
@@ -434,17 +451,19 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     let view: ReadableSpan | undefined;
     if (held.spanId === spanId && held !== NO_SCOPE) {
       held.open = false;
+      // The agent that started before this one and is still open takes its place.
+      if (state.lastAgent === held) {
+        let above = held.agent;
+        while (above !== undefined && !above.open) above = above.agent;
+        state.lastAgent = above;
+      }
       const nested = held.agent !== undefined;
       if (!nested || !this._allRulesRootOnly) {
         const identity = spanIdentity(span, nested, this._rulesReadAttributes);
         view = this._runs.skipped(identity, subjectOf(span, identity.agent), span, placement, 'sampled_out');
       }
-    } else if (
-      this._live.enabled &&
-      held !== NO_SCOPE &&
-      spanRole(span.name, span.attributes) === SpanRole.TOOL
-    ) {
-      this._toolEnded(state, held, span, spanId);
+    } else if (held.role === SpanRole.TOOL && this._live.enabled) {
+      this._toolEnded(state, held.agent, span, spanId);
     }
     this._buffer.forget(state, spanId);
     state.openCount--;
@@ -723,20 +742,16 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   // -------------------------------------------------------------------------------------
   // Live misuse
 
-  /** The live counts of every open agent above a tool span (its own run and the runs it is a member of). */
-  private _liveAgentsOf(state: TraceState, nearest: SpanEntry | undefined): LiveAgent[] {
-    const agents: LiveAgent[] = [];
-    for (let agent = nearest; agent !== undefined && agent !== NO_SCOPE; agent = agent.agent) {
-      if (!agent.open) continue;
-      if (agent.live === undefined) {
-        const identity = spanIdentity(agent.span, agent.agent !== undefined, this._rulesReadAttributes);
-        agent.live = this._live.watch(identity, state.traceId, agent.spanId) ?? null;
-      }
-      if (agent.live) agents.push(agent.live);
+  /** The live counts of an open agent span, set up on its first tool (its attributes are complete by then). */
+  private _liveOf(state: TraceState, agent: SpanEntry): LiveAgent | null {
+    if (agent.live === undefined) {
+      const identity = spanIdentity(agent.span, agent.agent !== undefined, this._rulesReadAttributes);
+      agent.live = this._live.watch(identity, state.traceId, agent.spanId) ?? null;
     }
-    return agents;
+    return agent.live;
   }
 
+  /** Live checks for every open agent above the tool span: its own run and the runs it is a member of. */
   private _toolStarted(
     state: TraceState,
     nearest: SpanEntry | undefined,
@@ -746,7 +761,11 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     if (nearest === undefined) return;
     const tool = toolNameOf(span.name, span.attributes);
     if (tool === undefined) return;
-    for (const agent of this._liveAgentsOf(state, nearest)) this._live.toolStarted(agent, tool, spanId);
+    for (let agent: SpanEntry | undefined = nearest; agent !== undefined; agent = agent.agent) {
+      if (!agent.open) continue;
+      const live = this._liveOf(state, agent);
+      if (live !== null) this._live.toolStarted(live, tool, spanId);
+    }
   }
 
   private _toolEnded(
@@ -759,7 +778,11 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     const tool = toolNameOf(span.name, span.attributes);
     if (tool === undefined) return;
     const args = toolArgumentsOf(span.attributes);
-    for (const agent of this._liveAgentsOf(state, nearest)) this._live.toolEnded(agent, tool, args, spanId);
+    for (let agent: SpanEntry | undefined = nearest; agent !== undefined; agent = agent.agent) {
+      if (!agent.open) continue;
+      const live = this._liveOf(state, agent);
+      if (live !== null) this._live.toolEnded(live, tool, args, spanId);
+    }
   }
 
   /**

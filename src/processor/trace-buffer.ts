@@ -30,6 +30,8 @@ export interface SpanEntry {
   live: LiveAgent | null | undefined;
   /** High-resolution start (epoch ms) taken in `onStart`. */
   t0: number | undefined;
+  /** SAMPLED_OUT traces: what this agent's open tool spans map to (role TOOL, `agent` = this entry). */
+  toolScope: SpanEntry | undefined;
   /** First seen when it ended, or started at a time given by the caller: its place in the map says nothing of its start. */
   outOfOrder: boolean;
 }
@@ -57,7 +59,10 @@ export interface LateRun {
 export interface TraceState {
   traceId: string;
   mode: TraceMode;
-  /** Held spans (JUDGED), or every open span's scope (SAMPLED_OUT: its own entry for agent spans, else the agent entry above it or `NO_SCOPE`). */
+  /**
+   * Held spans (JUDGED), or every open span's scope (SAMPLED_OUT: its own entry for agent
+   * spans, the agent's `toolScope` for tool spans, else the agent entry above it or `NO_SCOPE`).
+   */
   spans: Map<string, SpanEntry>;
   /** Entries counted against the span limits. */
   held: number;
@@ -87,6 +92,8 @@ export interface TraceState {
    */
   awaiting: Set<string>;
   late: Map<string, LateRun>;
+  /** SAMPLED_OUT traces: the open agent span that started last. */
+  lastAgent: SpanEntry | undefined;
 }
 
 /** What remains of an evicted trace: enough to refuse its later spans and give its open runs a record. */
@@ -136,6 +143,7 @@ export function newEntry(
     like: undefined,
     live: undefined,
     t0: undefined,
+    toolScope: undefined,
     outOfOrder: false,
   };
 }
@@ -175,6 +183,9 @@ export class TraceBuffer {
   private readonly _tombstones = new Map<string, Tombstone>();
   /** Entries held over all traces. */
   private _held = 0;
+  /** The last lookup, by trace id. */
+  private _lastId: string | undefined;
+  private _last: TraceState | undefined;
   /** Sweeps so far: inactivity is counted in sweeps, not read from a clock that may jump or stall. */
   private _epoch = 0;
   private readonly _ttlEpochs: number;
@@ -200,7 +211,12 @@ export class TraceBuffer {
   }
 
   get(traceId: string): TraceState | undefined {
-    return this._traces.get(traceId);
+    // Consecutive spans mostly belong to one trace (and share its id string).
+    if (traceId === this._lastId) return this._last;
+    const state = this._traces.get(traceId);
+    this._lastId = traceId;
+    this._last = state;
+    return state;
   }
 
   get hasTombstones(): boolean {
@@ -237,8 +253,10 @@ export class TraceBuffer {
       counted: NO_SPANS,
       awaiting: NO_SPANS,
       late: NO_LATE_RUNS,
+      lastAgent: undefined,
     };
     this._traces.set(traceId, state);
+    this._lastId = undefined;
     this._metrics.tracesBuffered(1);
     return state;
   }
@@ -324,6 +342,7 @@ export class TraceBuffer {
   release(state: TraceState): void {
     if (this._traces.get(state.traceId) !== state) return;
     this._traces.delete(state.traceId);
+    this._lastId = undefined;
     this._held -= state.held;
     state.held = 0;
     this._metrics.tracesBuffered(-1);
@@ -371,6 +390,7 @@ export class TraceBuffer {
     const held = this._held;
     this._metrics.tracesBuffered(-this._traces.size);
     this._traces.clear();
+    this._lastId = undefined;
     this._tombstones.clear();
     this._held = 0;
     return held;

@@ -186,9 +186,9 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
   }
 
   // 3. Break parent cycles (each node is walked once: 0 new, 1 on the current path, 2 done).
-  const state = new Uint8Array(n);
+  const state = u8(0, n);
   // A stack with its own length: truncating an array's length is a runtime call.
-  const path = new Int32Array(n);
+  const path = i32(0, n, 0);
   for (let i = 0; i < n; i++) {
     if (state[i] !== 0) continue;
     let length = 0;
@@ -260,12 +260,12 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
 
   // 6. Pre-order walk: history flags, nearest agent ancestor, implicit-run anchors.
   const order: number[] = [];
-  const history = new Uint8Array(n);
-  const runAgent = new Uint8Array(n);
-  const agentAnc = new Int32Array(n).fill(-1);
-  const anchor = new Int32Array(n);
+  const history = u8(1, n);
+  const runAgent = u8(2, n);
+  const agentAnc = i32(1, n, -1);
+  const anchor = i32(2, n, 0);
   // A tool span lies between the node and its nearest agent ancestor (agent-as-tool, delegation).
-  const toolBetween = new Uint8Array(n);
+  const toolBetween = u8(3, n);
   {
     const stack: number[] = [];
     for (let r = roots.length - 1; r >= 0; r--) stack.push(roots[r]!);
@@ -288,7 +288,7 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
       if (children) for (let c = children.length - 1; c >= 0; c--) stack.push(children[c]!);
     }
   }
-  const implicit = new Uint8Array(n);
+  const implicit = u8(4, n);
   for (let i = 0; i < n; i++) {
     if (history[i] === 1 || runAgent[i] === 1 || agentAnc[i] !== -1) continue;
     const node = nodes[i]!;
@@ -298,10 +298,10 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
   // 7. Runs, and what each span contributes to the run that owns it.
   const stateOf: Array<RunState | undefined> = new Array(n);
   // The run span that owns each node (the node itself for run spans), and each run span's parent run span.
-  const ctxRun = new Int32Array(n).fill(-1);
-  const parentRun = new Int32Array(n).fill(-1);
+  const ctxRun = i32(3, n, -1);
+  const parentRun = i32(4, n, -1);
   // A tool span lies between the node and the run span that owns it.
-  const insideTool = new Uint8Array(n);
+  const insideTool = u8(5, n);
   const states: RunState[] = [];
   const topLevel: AgentRun[] = [];
   for (const i of order) {
@@ -442,6 +442,38 @@ export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
   }
 
   return { traceId, runs: topLevel, problems };
+}
+
+/**
+ * Scratch arrays, reused from one call to the next (reconstruction is synchronous and never
+ * re-entered): a typed array costs a backing-store allocation, and a trace needs eleven.
+ * Traces above `POOL_LIMIT` spans get their own, so a huge trace does not pin its memory.
+ */
+const POOL_LIMIT = 4096;
+const U8_POOL: Uint8Array[] = [];
+const I32_POOL: Int32Array[] = [];
+
+function u8(slot: number, n: number): Uint8Array {
+  if (n > POOL_LIMIT) return new Uint8Array(n);
+  let array = U8_POOL[slot];
+  if (array === undefined || array.length < n) {
+    array = new Uint8Array(Math.max(n, 64));
+    U8_POOL[slot] = array;
+  } else {
+    array.fill(0, 0, n);
+  }
+  return array;
+}
+
+function i32(slot: number, n: number, value: number): Int32Array {
+  if (n > POOL_LIMIT) return value === 0 ? new Int32Array(n) : new Int32Array(n).fill(value);
+  let array = I32_POOL[slot];
+  if (array === undefined || array.length < n) {
+    array = new Int32Array(Math.max(n, 64));
+    I32_POOL[slot] = array;
+  }
+  array.fill(value, 0, n);
+  return array;
 }
 
 function isWrapper(nodes: Node[], i: number): boolean {
