@@ -1,0 +1,94 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const tsx = join(root, 'node_modules/.bin/tsx');
+const agent = join(root, 'test/rollouts/scripted-agent.ts');
+let dir: string;
+
+function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(tsx, [join(root, 'src/cli/main.ts'), ...args], { cwd: dir }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'toolwatch-rollouts-cli-'));
+  await writeFile(
+    join(dir, 'cases.yaml'),
+    `- id: good
+  input: Refund A1024
+  context: { script: good }
+  expected_tools: [get_order_detail, check_refund_policy]
+- id: throws
+  input: Refund A1024
+  context: { script: throws }
+  expected_tools: [get_order_detail, check_refund_policy]
+`,
+  );
+  await writeFile(join(dir, 'not-an-agent.mjs'), 'export const answer = 42;\n');
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('toolwatch rollouts', () => {
+  it('json: the grid and every rollout with its verdict or error; junit: a test per rollout', async () => {
+    const [json, junit] = await Promise.all([
+      cli(['rollouts', '--cases', 'cases.yaml', '--agent', agent, '-k', '4', '-c', '2', '--format', 'json']),
+      cli(['rollouts', '--cases', 'cases.yaml', '--agent', agent, '-k', '4', '--format', 'junit']),
+    ]);
+    expect(json.code).toBe(0);
+    const doc = JSON.parse(json.stdout) as {
+      grid: { rows: Array<{ case: string; passed: number; scored: number; class: string }> };
+      rollouts: Array<{
+        case: string;
+        rollout: number;
+        passed: boolean;
+        error?: string;
+        verdict?: { rule: string };
+      }>;
+    };
+    expect(doc.grid.rows.map((r) => [r.case, r.passed, r.scored, r.class])).toEqual([
+      ['good', 4, 4, 'saturated-pass'],
+      ['throws', 2, 4, 'learning-zone'],
+    ]);
+    expect(doc.rollouts).toHaveLength(8);
+    expect(doc.rollouts.filter((r) => r.error).map((r) => [r.case, r.rollout])).toEqual([
+      ['throws', 1],
+      ['throws', 3],
+    ]);
+    expect(doc.rollouts.filter((r) => !r.error).every((r) => r.verdict?.rule === r.case)).toBe(true);
+    expect(json.stderr).toContain(
+      '8 rollouts, 8 scored, 6 passed, 2 errors; good 4/4 saturated-pass, throws 2/4 learning-zone',
+    );
+    expect(junit.code).toBe(0);
+    expect(junit.stdout).toContain(
+      '<testsuites name="toolwatch rollouts" tests="8" failures="0" errors="2" skipped="0">',
+    );
+    expect(junit.stdout).toContain('<error message="scripted failure on rollout 1"/>');
+  });
+
+  it('exit 2 for a module without an agent function, for bad -k, and without --cases', async () => {
+    const [noFn, badK, noCases] = await Promise.all([
+      cli(['rollouts', '--cases', 'cases.yaml', '--agent', 'not-an-agent.mjs']),
+      cli(['rollouts', '--cases', 'cases.yaml', '--agent', agent, '-k', '0']),
+      cli(['rollouts', '--agent', agent]),
+    ]);
+    expect(noFn.code).toBe(2);
+    expect(noFn.stderr).toContain(
+      'cannot load the agent from not-an-agent.mjs: the module exports no function',
+    );
+    expect(badK.code).toBe(2);
+    expect(badK.stderr).toContain('-k must be a positive integer');
+    expect(noCases.code).toBe(2);
+    expect(noCases.stderr).toContain('--cases is required');
+  });
+});
