@@ -118,7 +118,7 @@ describe('toolwatch score', () => {
       cli(['frob']),
     ]);
     expect(noPolicy.code).toBe(2);
-    expect(noPolicy.stderr).toContain('--policy is required');
+    expect(noPolicy.stderr).toContain('--policy (or --cases) is required');
     expect(unknownFlag.code).toBe(2);
     expect(unknownFlag.stderr).toContain('--frobnicate');
     expect(noFiles.code).toBe(2);
