@@ -150,13 +150,13 @@ function anyValueOf(buf: Uint8Array): Record<string, unknown> {
         out = { stringValue: text(v) };
         break;
       case 2:
-        out = { boolValue: v !== 0n };
+        out = { boolValue: Number(v) !== 0 };
         break;
       case 3:
-        out = { intValue: BigInt.asIntN(64, v as bigint).toString() };
+        out = { intValue: typeof v === 'number' ? String(v) : BigInt.asIntN(64, v as bigint).toString() };
         break;
       case 4:
-        out = { doubleValue: doubleOf(v as bigint) };
+        out = { doubleValue: doubleOf(BigInt(v as bigint)) };
         break;
       case 5:
         out = { arrayValue: { values: listOf(v as Uint8Array).map(anyValueOf) } };

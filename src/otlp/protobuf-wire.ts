@@ -7,26 +7,40 @@
 
 export type FieldValue = bigint | Uint8Array | number;
 
-/** (field number, value, wire type): varints and fixed64 as bigint, fixed32 as number, bytes as views. */
+/**
+ * (field number, value, wire type): varints as numbers up to 2^49 and as bigint above (so
+ * negative and 64-bit integers stay exact), fixed64 as bigint, fixed32 as number, bytes as
+ * views. Numbers first because nearly every varint in OTLP is a tag, a length or a small
+ * enum: decoding them through BigInt was most of the decoder's time.
+ */
 export function* fields(buf: Uint8Array): Generator<[number, FieldValue, number]> {
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   let pos = 0;
-  const varint = (): bigint => {
-    let result = 0n;
-    let shift = 0n;
+  const varint = (): number | bigint => {
+    let result = 0;
+    let mul = 1;
+    for (let i = 0; i < 7; i++) {
+      if (pos >= buf.length) throw new Error('truncated varint');
+      const b = buf[pos++]!;
+      result += (b & 0x7f) * mul;
+      if ((b & 0x80) === 0) return result;
+      mul *= 128;
+    }
+    let big = BigInt(result);
+    let shift = 49n;
     for (;;) {
       if (pos >= buf.length) throw new Error('truncated varint');
       const b = buf[pos++]!;
-      result |= BigInt(b & 0x7f) << shift;
-      if ((b & 0x80) === 0) return result;
+      big |= BigInt(b & 0x7f) << shift;
+      if ((b & 0x80) === 0) return BigInt.asUintN(64, big);
       shift += 7n;
       if (shift > 63n) throw new Error('varint too long');
     }
   };
   while (pos < buf.length) {
     const key = Number(varint());
-    const field = key >>> 3;
-    const wire = key & 7;
+    const field = Math.floor(key / 8);
+    const wire = key % 8;
     if (field === 0) throw new Error('field number 0');
     switch (wire) {
       case 0:
