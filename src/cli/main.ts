@@ -6,6 +6,7 @@ import { casesCommand } from './commands/cases.js';
 import { rolloutsCommand } from './commands/rollouts.js';
 import { SCORE_USAGE, scoreCommand } from './commands/score.js';
 import { serveCommand } from './commands/serve.js';
+import { OutputError } from './verdict-output.js';
 
 const USAGE = `usage: toolwatch <command> [options]
 
@@ -25,8 +26,9 @@ commands:
   toolwatch <command> --help  the command's options
   toolwatch --version         the version
 
-exit status: 0 ok, 1 a gate failed, 2 bad usage / invalid policy or input
-configuration, 3 internal error (a bug: please report it with the command line)`;
+exit status: 0 ok, 1 a gate failed, 2 bad usage / invalid policy or case file /
+output that cannot be written, 3 internal error (a bug: please report it with the
+command line; TOOLWATCH_DEBUG=1 prints the stack)`;
 
 const BASELINE_USAGE = `usage: toolwatch baseline save FILE... --policy P --out B [--judges M] [--window N]
 
@@ -108,7 +110,7 @@ if (isMain()) {
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code === 'EPIPE') process.exit(0);
     process.stderr.write(`toolwatch: cannot write to stdout: ${err.message}\n`);
-    process.exit(3);
+    process.exit(2);
   });
   const io: CliIo = {
     stdout: (text) => {
@@ -125,6 +127,11 @@ if (isMain()) {
       process.exitCode = code;
     },
     (err: unknown) => {
+      if (err instanceof OutputError) {
+        process.stderr.write(`toolwatch: ${err.message}\n`);
+        process.exitCode = 2;
+        return;
+      }
       process.stderr.write(
         `toolwatch: internal error (exit 3; please report it): ${err instanceof Error ? (process.env.TOOLWATCH_DEBUG ? (err.stack ?? err.message) : err.message) : String(err)}\n`,
       );

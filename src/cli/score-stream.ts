@@ -21,6 +21,8 @@ export interface ScoreStreamOptions {
   window?: number;
   maxOpenSpans?: number;
   onVerdict: (verdict: Verdict, file: string) => void | Promise<void>;
+  /** How often the progress line is redrawn (only when stderr is a terminal). Default 500 ms. */
+  progressIntervalMs?: number;
   io: CliIo;
   log: ProblemLog;
 }
@@ -67,7 +69,9 @@ export async function scoreStream(options: ScoreStreamOptions): Promise<ScoreSta
     maxPerMinute: policy.judge.maxPerMinute,
     maxConcurrent: policy.judge.maxConcurrent,
   });
-  const progress = io.stderrIsTTY ? startProgress(options.files, stats, io) : undefined;
+  const progress = io.stderrIsTTY
+    ? startProgress(options.files, stats, io, options.progressIntervalMs ?? 500)
+    : undefined;
 
   const judge = async (group: TraceGroup) => {
     const chosen = options.select ? options.select(group) : policy;
@@ -151,7 +155,12 @@ export async function scoreStream(options: ScoreStreamOptions): Promise<ScoreSta
 }
 
 /** A progress line on a terminal: runs scored, runs/s, bytes read of the total. */
-function startProgress(files: string[], stats: ScoreStats, io: CliIo): { stop: () => void } {
+function startProgress(
+  files: string[],
+  stats: ScoreStats,
+  io: CliIo,
+  intervalMs: number,
+): { stop: () => void } {
   const started = Date.now();
   let total: number | undefined;
   Promise.all(
@@ -175,7 +184,7 @@ function startProgress(files: string[], stats: ScoreStats, io: CliIo): { stop: (
     io.stderr(
       `\r\x1b[K${stats.runs} runs scored, ${rate} runs/s, ${mb(stats.bytes)}${total !== undefined ? ` / ${mb(total)}` : ''} MB read`,
     );
-  }, 500);
+  }, intervalMs);
   timer.unref();
   return {
     stop: () => {

@@ -1,4 +1,5 @@
-import { createWriteStream } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
+import { finished } from 'node:stream/promises';
 import type { GateOutcome } from '../evaluation/check-gates.js';
 import { JunitSpool } from '../report/junit.js';
 import { renderHtml } from '../report/render-html.js';
@@ -33,34 +34,64 @@ export interface VerdictOutput {
 
 type Write = (text: string) => void | Promise<void>;
 
-function destination(path: string | undefined, io: CliIo): { write: Write; close: () => Promise<void> } {
+/** An output file that cannot be opened or written: a usage-level problem (exit 2), not a bug. */
+export class OutputError extends Error {}
+
+async function destination(
+  path: string | undefined,
+  io: CliIo,
+): Promise<{ write: Write; close: () => Promise<void> }> {
   if (!path) return { write: io.stdout, close: async () => {} };
-  const stream = createWriteStream(path, { highWaterMark: 1024 * 1024 });
+  let handle: FileHandle;
+  try {
+    handle = await open(path, 'w');
+  } catch (err) {
+    throw new OutputError(`cannot write ${path}: ${(err as Error).message}`);
+  }
+  const stream = handle.createWriteStream({ highWaterMark: 1024 * 1024 });
   let failed: Error | undefined;
   stream.on('error', (err) => {
     failed = err;
   });
+  const fail = (err: Error) => new OutputError(`cannot write ${path}: ${err.message}`);
   return {
     write: (text) => {
-      if (failed) throw failed;
-      if (!stream.write(text)) return new Promise((resolve) => stream.once('drain', resolve));
+      if (failed) throw fail(failed);
+      if (!stream.write(text)) {
+        return new Promise((resolve, reject) => {
+          const onDrain = () => {
+            stream.off('error', onError);
+            resolve();
+          };
+          const onError = (err: Error) => {
+            stream.off('drain', onDrain);
+            reject(fail(err));
+          };
+          stream.once('drain', onDrain);
+          stream.once('error', onError);
+        });
+      }
     },
-    close: () =>
-      new Promise((resolve, reject) => {
-        if (failed) return reject(failed);
-        stream.once('error', reject);
-        stream.end(() => resolve());
-      }),
+    close: async () => {
+      if (failed) throw fail(failed);
+      stream.end();
+      try {
+        await finished(stream);
+      } catch (err) {
+        throw fail(err as Error);
+      }
+      if (failed) throw fail(failed);
+    },
   };
 }
 
-export function openOutput(
+export async function openOutput(
   format: ReportFormat,
   path: string | undefined,
   io: CliIo,
   options: ReportBuilderOptions,
-): VerdictOutput {
-  const dest = destination(path, io);
+): Promise<VerdictOutput> {
+  const dest = await destination(path, io);
   if (format === 'json') {
     return {
       add: (v) => dest.write(`${JSON.stringify(v)}\n`),

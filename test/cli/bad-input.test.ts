@@ -200,14 +200,30 @@ describe('CLI behaviour', () => {
     expect(r.code).toBe(0);
   });
 
+  it('output that cannot be written is exit 2 with the path, not an internal error', async () => {
+    const [noDir, full] = await Promise.all([
+      cli(['score', 'good.jsonl', '--policy', 'policy.yaml', '--out', join(dir, 'missing', 'out.jsonl')]),
+      cli(['score', 'good.jsonl', '--policy', 'policy.yaml', '--out', '/dev/full']),
+    ]);
+    expect(noDir.code).toBe(2);
+    expect(noDir.stderr).toContain(`cannot write ${join(dir, 'missing', 'out.jsonl')}: ENOENT`);
+    expect(full.code).toBe(2);
+    expect(full.stderr).toContain('cannot write /dev/full: ENOSPC');
+    expect(noDir.stderr + full.stderr).not.toContain('internal error');
+  });
+
   it('--version, and --help for every command', async () => {
     const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { version: string };
-    const [version, top, score, baseline] = await Promise.all([
+    const [version, top, score, baseline, rollouts] = await Promise.all([
       cli(['--version']),
       cli(['--help']),
       cli(['score', '--help']),
       cli(['baseline', 'save', '--help']),
+      cli(['rollouts', '--help']),
     ]);
+    expect(rollouts.code).toBe(0);
+    expect(rollouts.stdout).toMatch(/^usage: toolwatch rollouts --cases C --agent MODULE/);
+    expect(rollouts.stdout).toContain('saturated-pass (every');
     expect(version).toMatchObject({ code: 0, stdout: `toolwatch ${pkg.version}\n` });
     expect(top.code).toBe(0);
     expect(top.stdout).toContain('3 internal error');

@@ -125,8 +125,14 @@ export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number
   if (io.stderrIsTTY) io.stderr('\r\x1b[K');
 
   const text = render(result, format);
-  if (values.out) await writeFile(values.out, text);
-  else await io.stdout(text);
+  if (values.out) {
+    try {
+      await writeFile(values.out, text);
+    } catch (err) {
+      io.stderr(`toolwatch rollouts: cannot write ${values.out}: ${(err as Error).message}\n`);
+      return 2;
+    }
+  } else await io.stdout(text);
 
   const scored = result.grid.rows.reduce((a, r) => a + r.scored, 0);
   const passed = result.grid.rows.reduce((a, r) => a + r.passed, 0);

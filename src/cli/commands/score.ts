@@ -59,8 +59,9 @@ export const SCORE_USAGE = `usage: toolwatch score FILE... (--policy P | --cases
 A one-line summary goes to stderr at the end; a progress line too while stderr is a
 terminal.
 
-exit status: 0 scored (and gates held), 1 a gate failed, 2 bad usage, unreadable
-policy, or a baseline from another policy, 3 internal error (a bug: please report it)`;
+exit status: 0 scored (and gates held), 1 a gate failed, 2 bad usage, an invalid
+policy or case file, a baseline from another policy, or output that cannot be
+written, 3 internal error (a bug: please report it)`;
 
 /** `toolwatch score`. */
 export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): Promise<number> {
@@ -137,7 +138,13 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
   }
 
   const log = new ProblemLog(io.stderr, prefix);
-  const output = openOutput(format, values.out, io, { policy });
+  let output: Awaited<ReturnType<typeof openOutput>>;
+  try {
+    output = await openOutput(format, values.out, io, { policy });
+  } catch (err) {
+    io.stderr(`${prefix}: ${(err as Error).message}\n`);
+    return 2;
+  }
   const summarizer = new VerdictSummarizer(policy);
   const stats = await scoreStream({
     files: positionals,
