@@ -3,6 +3,11 @@
  * pipeline without it (BasicTracerProvider + BatchSpanProcessor + a no-op exporter), with
  * baseline and toolwatch rounds interleaved so that machine noise hits both alike.
  */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Context, Span, Tracer } from '@opentelemetry/api';
 import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import type { ExportResult } from '@opentelemetry/core';
@@ -144,6 +149,70 @@ function agentRun(tracer: Tracer, endRoot = true): void {
   if (endRoot) agent.end();
 }
 
+/** The same run as async code: every step awaits, so concurrent runs interleave span by span. */
+async function agentRunAsync(tracer: Tracer): Promise<void> {
+  const step = () => Promise.resolve();
+  const agent = tracer.startSpan('invoke_agent refund-agent', {
+    attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'refund-agent' },
+  });
+  await step();
+  let tool = 0;
+  for (let turn = 0; turn < 4; turn++) {
+    const llm = tracer.startSpan(
+      'chat mock-model',
+      { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'mock-model' } },
+      under(agent),
+    );
+    for (let h = 0; h < 2; h++) {
+      const http = tracer.startSpan(
+        'POST /v1/chat/completions',
+        { kind: 2, attributes: { 'http.request.method': 'POST' } },
+        under(llm),
+      );
+      await step();
+      http.end();
+    }
+    llm.end();
+    await step();
+    const toolsThisTurn = turn === 3 ? 0 : 2;
+    for (let t = 0; t < toolsThisTurn; t++, tool++) {
+      const name = TOOLS[tool]!;
+      const span = tracer.startSpan(
+        `execute_tool ${name}`,
+        {
+          attributes: {
+            'gen_ai.operation.name': 'execute_tool',
+            'gen_ai.tool.name': name,
+            'gen_ai.tool.call.id': `call_${++callId}`,
+            'gen_ai.tool.call.arguments': JSON.stringify({
+              order_id: 'A1024',
+              include_history: true,
+              n: tool,
+            }),
+          },
+        },
+        under(agent),
+      );
+      for (let d = 0; d < 2; d++) {
+        const db = tracer.startSpan(
+          'SELECT orders',
+          { kind: 2, attributes: { 'db.system.name': 'postgresql' } },
+          under(span),
+        );
+        await step();
+        db.end();
+      }
+      span.setAttribute('gen_ai.tool.call.result', '{"status":"delivered"}');
+      span.end();
+      await step();
+    }
+  }
+  agent.end();
+}
+
+/** Runs of concurrent async agents at once. */
+const CONCURRENT_RUNS = 64;
+
 /** A request of ordinary spans only: an HTTP server root and 30 HTTP/DB children. */
 function ordinaryRequest(tracer: Tracer): void {
   const root = tracer.startSpan('GET /orders/:id', { kind: 1, attributes: { 'http.request.method': 'GET' } });
@@ -171,8 +240,14 @@ interface Pipeline {
 
 let defaultPolicy: Policy | undefined;
 
-/** Options of the processor under test; `noopInstead` puts an empty processor in its place (the floor). */
-type BenchOptions = Partial<ToolwatchSpanProcessorOptions> & { noopInstead?: boolean };
+/**
+ * Options of the processor under test; `noopInstead` puts an empty processor in its place (the
+ * floor), `peer` another vendor's processor (with a no-op exporter of its own).
+ */
+type BenchOptions = Partial<ToolwatchSpanProcessorOptions> & {
+  noopInstead?: boolean;
+  peer?: () => SpanProcessor;
+};
 
 function pipeline(withToolwatch: boolean, options: BenchOptions = {}): Pipeline {
   const exporter = new CountingExporter();
@@ -180,6 +255,8 @@ function pipeline(withToolwatch: boolean, options: BenchOptions = {}): Pipeline 
   let processor: ToolwatchSpanProcessor | undefined;
   if (withToolwatch && options.noopInstead) {
     spanProcessors.unshift(new NoopSpanProcessor());
+  } else if (withToolwatch && options.peer) {
+    spanProcessors.unshift(options.peer());
   } else if (withToolwatch) {
     // Built once: loading a policy is not part of what a span costs.
     defaultPolicy ??= benchPolicy();
@@ -199,24 +276,38 @@ interface RoundResult {
   cpu: number;
 }
 
+/** A workload: one synchronous run, or (async) a batch of concurrent runs. */
+type Work = ((tracer: Tracer) => void) | { concurrent: number; run: (tracer: Tracer) => Promise<void> };
+
 async function round(
   withToolwatch: boolean,
-  work: (tracer: Tracer) => void,
+  work: Work,
   runs: number,
   options: BenchOptions = {},
 ): Promise<RoundResult> {
   const p = pipeline(withToolwatch, options);
   const started = process.hrtime.bigint();
   const cpuStarted = process.cpuUsage();
-  for (let i = 0; i < runs; i++) {
-    work(p.tracer);
-    if (i % YIELD_EVERY_RUNS === YIELD_EVERY_RUNS - 1) await tick();
+  let executed = 0;
+  if (typeof work === 'function') {
+    for (; executed < runs; executed++) {
+      work(p.tracer);
+      if (executed % YIELD_EVERY_RUNS === YIELD_EVERY_RUNS - 1) await tick();
+    }
+  } else {
+    while (executed < runs) {
+      const batch: Array<Promise<void>> = [];
+      for (let i = 0; i < work.concurrent; i++) batch.push(work.run(p.tracer));
+      await Promise.all(batch);
+      executed += work.concurrent;
+      await tick();
+    }
   }
   await p.provider.forceFlush();
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const cpu = process.cpuUsage(cpuStarted);
   await p.provider.shutdown();
-  const spans = runs * SPANS_PER_RUN;
+  const spans = executed * SPANS_PER_RUN;
   return { wall: spans / seconds, cpu: spans / ((cpu.user + cpu.system) / 1e6) };
 }
 
@@ -231,12 +322,7 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
 }
 
-async function throughput(
-  label: string,
-  work: (tracer: Tracer) => void,
-  target: number | undefined,
-  options: BenchOptions = {},
-) {
+async function throughput(label: string, work: Work, target: number | undefined, options: BenchOptions = {}) {
   // Warm-up, discarded: JIT and the first allocation of every shape.
   await round(false, work, 300);
   await round(true, work, 300, options);
@@ -254,8 +340,11 @@ async function throughput(
   const wall = (rs: RoundResult[]) => median(rs.map((r) => r.wall));
   const pairRatio = (pick: (r: RoundResult) => number) =>
     Number(median(tw.map((t, i) => pick(t) / pick(base[i]!))).toFixed(3));
+  const cpuPerRun = (rs: RoundResult[]) => (SPANS_PER_RUN * 1e6) / median(rs.map((r) => r.cpu));
   return {
     workload: label,
+    // What one run costs this process's CPU beyond the bare pipeline.
+    'µs per run added': Number((cpuPerRun(tw) - cpuPerRun(base)).toFixed(1)),
     'baseline spans/s': Math.round(wall(base)),
     'toolwatch spans/s': Math.round(wall(tw)),
     // Each pair runs back to back, so it sees the same load from other processes.
@@ -396,16 +485,66 @@ function breakdown() {
   };
 }
 
+/** The peers' processors (bench/peers, installed on demand), each with a no-op exporter of its own. */
+async function loadPeers(): Promise<Array<{ label: string; make: () => SpanProcessor }> | string> {
+  const dir = join(dirname(fileURLToPath(import.meta.url)), 'peers');
+  try {
+    if (!existsSync(join(dir, 'node_modules'))) {
+      execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--ignore-scripts'], {
+        cwd: dir,
+        stdio: 'ignore',
+      });
+    }
+    const require = createRequire(join(dir, 'package.json'));
+    const load = async (name: string) => import(pathToFileURL(require.resolve(name)).href);
+    const langfuse = await load('@langfuse/otel');
+    const openInference = await load('@arizeai/openinference-vercel');
+    const traceloop = await load('@traceloop/node-server-sdk');
+    const versions = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).dependencies as Record<
+      string,
+      string
+    >;
+    const exporter = () => new CountingExporter();
+    return [
+      {
+        label: `Langfuse LangfuseSpanProcessor (@langfuse/otel ${versions['@langfuse/otel']}, batched)`,
+        make: () => new langfuse.LangfuseSpanProcessor({ exporter: exporter(), exportMode: 'batched' }),
+      },
+      {
+        label: `OpenInference OpenInferenceBatchSpanProcessor (@arizeai/openinference-vercel ${versions['@arizeai/openinference-vercel']})`,
+        make: () => new openInference.OpenInferenceBatchSpanProcessor({ exporter: exporter() }),
+      },
+      {
+        label: `Traceloop createSpanProcessor (@traceloop/node-server-sdk ${versions['@traceloop/node-server-sdk']})`,
+        make: () => traceloop.createSpanProcessor({ exporter: exporter() }),
+      },
+      {
+        label: 'a plain SimpleSpanProcessor (no-op exporter)',
+        make: () => new SimpleSpanProcessor(exporter()),
+      },
+    ];
+  } catch (error) {
+    return `peers not measured: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
 export async function run(): Promise<BenchReport> {
-  const agent = await throughput('agent runs (31 spans, 3 scorers)', (t) => agentRun(t), 0.9);
-  // A policy object with no rule: what tracking agent traces costs by itself.
-  const noRule = { ...benchPolicy(), rules: [] };
-  const tracking = await throughput('agent runs, tracking only (no rule)', (t) => agentRun(t), undefined, {
-    policy: noRule,
-  });
+  const agent = await throughput('agent runs judged (31 spans, 3 scorers)', (t) => agentRun(t), 0.75);
   const tenth = benchPolicy(0.1);
-  const sampled = await throughput('agent runs, policy sampling 0.1', (t) => agentRun(t), undefined, {
+  const sampled = await throughput('agent runs, policy sampling 0.1', (t) => agentRun(t), 0.9, {
     policy: tenth,
+  });
+  const concurrent = await throughput(
+    `agent runs judged, ${CONCURRENT_RUNS} concurrent async runs`,
+    { concurrent: CONCURRENT_RUNS, run: agentRunAsync },
+    0.75,
+  );
+  // A rule for another agent: what following agent traces costs by itself.
+  const noMatch = definePolicy({
+    rules: [{ name: 'other', match: { agent: 'billing-*' }, scorers: [toolOrder({ expectedTool: 'x' })] }],
+  });
+  const tracking = await throughput('agent runs, no rule matches them', (t) => agentRun(t), undefined, {
+    policy: noMatch,
   });
   const ordinary = await throughput('ordinary spans only', ordinaryRequest, 0.97);
   const floor = await throughput(
@@ -416,6 +555,17 @@ export async function run(): Promise<BenchReport> {
       noopInstead: true,
     },
   );
+  const peers = await loadPeers();
+  const peerRows: BenchReport['rows'] = [];
+  if (typeof peers !== 'string') {
+    for (const peer of peers) {
+      peerRows.push(
+        await throughput(`peer: ${peer.label}, agent runs`, (t) => agentRun(t), undefined, {
+          peer: peer.make,
+        }),
+      );
+    }
+  }
   const parts = breakdown();
 
   const bound = { maxTraces: 1000, maxSpansPerTrace: 256, traceTtlMs: 2000 };
@@ -425,10 +575,12 @@ export async function run(): Promise<BenchReport> {
   const misuse = await misuseLatency(2000);
   const rows: BenchReport['rows'] = [
     agent,
-    tracking,
     sampled,
+    concurrent,
+    tracking,
     ordinary,
     floor,
+    ...peerRows,
     {
       workload: 'per agent run, in isolation (µs)',
       'span conversion': parts.convert,
@@ -462,8 +614,13 @@ export async function run(): Promise<BenchReport> {
     rows,
     notes: [
       `Throughput: ${ROUNDS} pairs of rounds (baseline and toolwatch back to back, order alternating) of ${RUNS_PER_ROUND} runs (${RUNS_PER_ROUND * SPANS_PER_RUN} spans), each a fresh BasicTracerProvider + BatchSpanProcessor + counting no-op exporter; the loop yields every ${YIELD_EVERY_RUNS} runs. "ratio" is the median over pairs of toolwatch/baseline spans per CPU-second of this process (robust to other processes on a shared machine); the wall-clock ratios are shown beside it.`,
-      'Scorers: trajectory (with live limits), tool_order, reliability. Every agent run is reconstructed and judged in onEnding.',
-      '"tracking only" is the processor with a policy of no rule: what following agent traces costs. "NoopSpanProcessor in its place" is the floor: what any second span processor costs the SDK.',
+      'Scorers: trajectory (with live limits), tool_order, reliability. Every sampled agent run is rebuilt and judged in onEnding; out-of-sample runs get their skipped record and live checks only.',
+      `The async row starts ${CONCURRENT_RUNS} runs at once; every span step awaits, so the runs interleave span by span (cold objects at judging time, as in a server).`,
+      '"no rule matches them" is a policy whose one rule names another agent: what following agent traces costs by itself. "NoopSpanProcessor in its place" is the floor: what any second span processor costs the SDK.',
+      '"µs per run added" is the CPU time one 31-span run costs beyond the bare pipeline (medians of the rounds).',
+      typeof peers === 'string'
+        ? peers
+        : 'Peers: each vendor processor (bench/peers, installed on demand with npm ci there) is added beside the same BatchSpanProcessor, with a no-op exporter of its own and no network, on the same agent runs. They export spans; they do not judge runs.',
       'The isolated per-run steps are hot-loop figures; in the pipeline the same work costs about twice as much (fresh strings to hash and parse, cold span objects, the garbage collection of what a run allocates).',
       'Run through tsx, whose esbuild transform keeps function names: every named function created inside another costs a name definition, so closures built per span or per run cost more here than in compiled output. src/ avoids them on the per-span and per-run paths.',
       'Memory: heapUsed sampled every 256 runs; growth is peak minus the heap at start (after gc when run with --expose-gc). The stuck traces are evicted by TTL or by maxTraces.',

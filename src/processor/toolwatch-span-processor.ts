@@ -6,7 +6,7 @@ import { lateSpanRole, SpanRole, spanRole, toolArgumentsOf, toolNameOf } from '.
 import { ToolwatchMetrics } from '../emission/metrics.js';
 import { type Placement, VerdictWriter } from '../emission/verdict-writer.js';
 import { JudgeLimiter } from '../evaluation/judge-limiter.js';
-import { runIdentity } from '../evaluation/match-rules.js';
+import { matchRules, runIdentity } from '../evaluation/match-rules.js';
 import { isSampled } from '../evaluation/sampling.js';
 import { findRun, runsInOrder } from '../reconstruction/run-tree.js';
 import type { AgentRun, JudgeFunction, MisuseEvent, Policy, ToolExecution, Verdict } from '../types.js';
@@ -412,6 +412,8 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       // Attributes set after start can still make a span an agent or a tool.
       entry.role = lateSpanRole(span.name, span.attributes);
       if (entry.role === SpanRole.TOOL) state.hasTool = true;
+      if (entry.role === SpanRole.AGENT) state.agents++;
+      else if (entry.role === SpanRole.TOOL && entry.agent === undefined) state.looseTools++;
     }
     entry.span = span;
     if (state.awaiting.size > 0) state.awaiting.delete(ctx.spanId);
@@ -587,6 +589,11 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       // Out of the sample (a trace that did not start with an agent span): no rebuild.
       const identity = spanIdentity(span, nested, this._rulesReadAttributes);
       return this._runs.skipped(identity, subjectOf(span, identity.agent), span, placement, 'sampled_out');
+    }
+    if (!state.seenLate && state.agents === 1 && state.looseTools === 0) {
+      // The only run the trace can hold is this one: no rule for its identity, no rebuild.
+      const identity = spanIdentity(span, nested, this._rulesReadAttributes);
+      if (matchRules(identity, this._policy).length === 0) return undefined;
     }
     const reconstructed = rebuildRuns(state);
     for (const problem of reconstructed.problems) {

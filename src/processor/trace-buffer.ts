@@ -92,6 +92,9 @@ export interface TraceState {
    */
   awaiting: Set<string>;
   late: Map<string, LateRun>;
+  /** JUDGED traces: agent spans held, and tool spans held with no agent above them (implicit runs). */
+  agents: number;
+  looseTools: number;
   /** SAMPLED_OUT traces: the open agent span that started last. */
   lastAgent: SpanEntry | undefined;
 }
@@ -254,6 +257,8 @@ export class TraceBuffer {
       awaiting: NO_SPANS,
       late: NO_LATE_RUNS,
       lastAgent: undefined,
+      agents: 0,
+      looseTools: 0,
     };
     this._traces.set(traceId, state);
     this._lastId = undefined;
@@ -291,6 +296,8 @@ export class TraceBuffer {
 
   /** Holds an admitted entry. */
   hold(state: TraceState, entry: SpanEntry): void {
+    if (entry.role === SpanRole.AGENT) state.agents++;
+    else if (entry.role === SpanRole.TOOL && entry.agent === undefined) state.looseTools++;
     state.spans.set(entry.spanId, entry);
     state.held++;
     this._held++;
