@@ -1,4 +1,10 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Attributes } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
+import { classify } from '../../src/conventions/classify.js';
+import { spansFromOtlpJson } from '../../src/conventions/from-otlp-json.js';
 import {
   agentNameOf,
   lateSpanRole,
@@ -52,5 +58,29 @@ describe('lateSpanRole', () => {
     // Names alone are known at start; a span recognised by name was seen then.
     expect(lateSpanRole('execute_tool x', {})).toBe(SpanRole.NONE);
     expect(lateSpanRole('GET /', { 'http.request.method': 'GET' })).toBe(SpanRole.NONE);
+  });
+});
+
+describe('spanRole agrees with reconstruction on every recorded trace', () => {
+  const root = fileURLToPath(new URL('../fixtures/', import.meta.url));
+  const files = readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.otlp.json'));
+
+  it('covers the recorded frameworks', () => {
+    expect(files.length).toBeGreaterThan(50);
+  });
+
+  // The hot path decides what the processor holds and when it judges: an agent span it missed
+  // is never judged, a tool span it missed is a call the verdict never sees.
+  it.each(files)('%s', (file) => {
+    const spans = spansFromOtlpJson(JSON.parse(readFileSync(join(root, file), 'utf8')));
+    expect(spans.length).toBeGreaterThan(0);
+    for (const span of spans) {
+      const role = classify(span);
+      const hot = spanRole(span.name, span.attributes as Attributes);
+      const where = `${span.name} ${JSON.stringify(span.attributes).slice(0, 200)}`;
+      expect(hot === SpanRole.AGENT, `agent: ${where}`).toBe(role === 'agent');
+      if (role === 'tool') expect(hot, `tool: ${where}`).toBe(SpanRole.TOOL);
+      if (role === 'llm') expect([SpanRole.LLM, SpanRole.TOOL], `llm: ${where}`).toContain(hot);
+    }
   });
 });
