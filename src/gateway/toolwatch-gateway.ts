@@ -165,9 +165,12 @@ export class ToolwatchGateway {
     this._timer.unref();
   }
 
-  /** Accepting requests and below the refusal threshold. */
+  /**
+   * Accepting, and below 90 % of `maxHeldSpans`: a load balancer that reads readiness moves
+   * traffic away before requests start being refused.
+   */
   get ready(): boolean {
-    return !this._draining && this._held < this._maxHeld;
+    return !this._draining && this._held < this._maxHeld * 0.9;
   }
 
   get heldSpans(): number {
@@ -194,8 +197,9 @@ export class ToolwatchGateway {
     }
     const { spans: raw, rejected } = splitTraceRequest(bytes);
     if (rejected.count > 0) this._count.rejected!({ reason: 'invalid_span' }, rejected.count);
-    let newTraces = 0;
-    for (const span of raw) if (!this._assembler.has(span.traceId)) newTraces++;
+    const fresh = new Set<string>();
+    for (const span of raw) if (!this._assembler.has(span.traceId)) fresh.add(span.traceId);
+    const newTraces = fresh.size;
     if (
       this._held + raw.length > this._maxHeld ||
       (newTraces > 0 && this._assembler.bufferedTraces + newTraces > this._maxTraces)
