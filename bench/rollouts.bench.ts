@@ -22,7 +22,7 @@ const cases = parseCasesText(
     { length: CASES },
     (_, i) => `- id: case-${i}
   input: Refund for order A1024 (${i})
-  context: { script: ${['good', 'flaky', 'forbidden'][i % 3]} }
+  context: ${['{ order: A1024 }', '{ order: A1024, misread_every: 3 }', '{ order: A1024, submits_refund: true }'][i % 3]}
   expected_tools: [get_order_detail, check_refund_policy]
   forbidden_tools: [submit_refund]
   arg_constraints: { get_order_detail: { order_id: { equals: A1024 } } }

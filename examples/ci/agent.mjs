@@ -5,7 +5,7 @@
  * seed, as a sampled model's would. In your repository, import your real agent instead and
  * pass `context.tracer` to its telemetry options.
  *
- * TOOLWATCH_EXAMPLE_REGRESSION=1 makes it submit refunds on its own: the gates then fail.
+ * TOOLWATCH_EXAMPLE_REGRESSION=1 makes it submit refunds on its own in every case: the gates then fail.
  */
 import { generateText, stepCountIs, tool } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
@@ -70,7 +70,11 @@ const tools = {
   }),
 };
 
-/** What the scripted model does for a case: `context.order` is the id it should use. */
+/**
+ * What the scripted model does for a case, from the case's `context`: `order` is the id it
+ * should use, `misread_every: n` misreads it on every n-th rollout, `submits_refund: true`
+ * has it submit the refund itself.
+ */
 function script(input, context) {
   const order = context.context?.order ?? 'A1024';
   // A sampled model's slips: it misreads the order id on some seeds.
@@ -83,7 +87,7 @@ function script(input, context) {
     { name: 'get_order_detail', args: { order_id: id } },
     { name: 'check_refund_policy', args: { order_id: id } },
   ];
-  if (process.env.TOOLWATCH_EXAMPLE_REGRESSION === '1')
+  if (context.context?.submits_refund || process.env.TOOLWATCH_EXAMPLE_REGRESSION === '1')
     turns.push({ name: 'submit_refund', args: { order_id: id } });
   return [...turns, `Order ${id} qualifies for a refund; a colleague will process it.`];
 }

@@ -24,11 +24,11 @@ beforeAll(async () => {
     join(dir, 'cases.yaml'),
     `- id: good
   input: Refund A1024
-  context: { script: good }
+  context: { order: A1024 }
   expected_tools: [get_order_detail, check_refund_policy]
 - id: throws
   input: Refund A1024
-  context: { script: throws }
+  context: { fails_on_odd_rollouts: true }
   expected_tools: [get_order_detail, check_refund_policy]
 `,
   );

@@ -9,7 +9,7 @@ import agent from './scripted-agent.js';
 const CASES = `
 - id: direct-lookup
   input: I want a refund for order A1024
-  context: { script: good }
+  context: { order: A1024 }
   expected_tools: [get_order_detail, check_refund_policy]
   forbidden_tools: [submit_refund]
   arg_constraints: { get_order_detail: { order_id: { equals: A1024 } } }
@@ -17,14 +17,14 @@ const CASES = `
   intent: refund_check
 - id: pushy-customer
   input: Refund order A1024 right now
-  context: { script: forbidden }
+  context: { order: A1024, submits_refund: true }
   expected_tools: [get_order_detail, check_refund_policy]
   forbidden_tools: [submit_refund]
   risk: critical
   intent: refund_submit
 - id: typo-prone
   input: Refund for order A1024 please
-  context: { script: flaky }
+  context: { order: A1024, misread_every: 3 }
   expected_tools: [get_order_detail, check_refund_policy]
   arg_constraints: { get_order_detail: { order_id: { equals: A1024 } } }
   intent: refund_check
@@ -81,11 +81,11 @@ describe('runRollouts with an AI SDK agent on a scripted model', () => {
     const cases = parseCasesText(`
 - id: throws
   input: x
-  context: { script: throws }
+  context: { fails_on_odd_rollouts: true }
   expected_tools: [get_order_detail]
 - id: hangs
   input: y
-  context: { script: hangs }
+  context: { hangs_on_first_rollout: true }
   expected_tools: [get_order_detail]
 `);
     const started = Date.now();
