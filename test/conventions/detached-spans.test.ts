@@ -10,6 +10,10 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DETACHED_SPANS_WARNING, DetachedSpanWatch } from '../../src/conventions/detached-spans.js';
+import { definePolicy } from '../../src/policy/define-policy.js';
+import { ToolwatchSpanProcessor } from '../../src/processor/toolwatch-span-processor.js';
+import { trajectory } from '../../src/scorers/trajectory.js';
+import type { Verdict } from '../../src/types.js';
 
 /** What the processor does: feed every agent-related span to the watch as it starts. */
 class WatchingProcessor implements SpanProcessor {
@@ -101,5 +105,31 @@ describe('DetachedSpanWatch', () => {
     watch.observe('llm', true);
     watch.observe('tool', false);
     expect(seen).toEqual([]);
+  });
+
+  it('the processor warns once when the app has no context manager, and not when it has one', async () => {
+    const policy = definePolicy({
+      rules: [{ name: 'r', scorers: [trajectory({ forbiddenTools: ['refund'] })] }],
+    });
+    const runWith = async (manager: boolean) => {
+      if (manager) context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+      const warnings = diagWarnings();
+      const verdicts: Verdict[] = [];
+      const processor = new ToolwatchSpanProcessor({ policy, onVerdict: (v) => verdicts.push(v) });
+      const provider = new BasicTracerProvider({ spanProcessors: [processor] });
+      runAgent(provider);
+      runAgent(provider);
+      await provider.shutdown();
+      diag.disable();
+      context.disable();
+      return { warnings: warnings.filter((w) => w === DETACHED_SPANS_WARNING), verdicts };
+    };
+    const without = await runWith(false);
+    expect(without.warnings).toHaveLength(1);
+    // The verdict is silently wrong without one: the forbidden call is never seen.
+    expect(without.verdicts.every((v) => v.passed)).toBe(true);
+    const withManager = await runWith(true);
+    expect(withManager.warnings).toEqual([]);
+    expect(withManager.verdicts.map((v) => v.passed)).toEqual([false, false]);
   });
 });
