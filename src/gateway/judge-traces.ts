@@ -2,6 +2,7 @@ import { verdictAttributes } from '../emission/attributes.js';
 import { evaluationEventAttributes } from '../emission/events.js';
 import type { ToolwatchMetrics } from '../emission/metrics.js';
 import { evaluateTraces } from '../evaluation/evaluate-traces.js';
+import type { JudgeLimiter } from '../evaluation/judge-limiter.js';
 import { appendToSpan, type EventToAdd } from '../otlp/encode-values.js';
 import type { RawSpan } from '../otlp/trace-request-splice.js';
 import {
@@ -15,6 +16,8 @@ import type { BufferedTrace } from './trace-assembler.js';
 
 export interface JudgeOptions {
   judges?: Record<string, JudgeFunction | unknown>;
+  /** One budget for the gateway's lifetime, so `max_per_minute` holds across batches. */
+  limiter: JudgeLimiter;
   metrics: ToolwatchMetrics;
   problems: Problem[];
 }
@@ -36,6 +39,7 @@ export async function judgeTraces(
       ? []
       : await evaluateTraces(spans, policy, {
           ...(options.judges ? { judges: options.judges } : {}),
+          limiter: options.limiter,
           problems: options.problems,
         });
   const bySpan = new Map<string, Verdict[]>();

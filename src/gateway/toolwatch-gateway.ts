@@ -1,5 +1,6 @@
 import { spansFromOtlpJson } from '../conventions/from-otlp-json.js';
 import { ToolwatchMetrics } from '../emission/metrics.js';
+import { JudgeLimiter } from '../evaluation/judge-limiter.js';
 import { otlpJsonFromProtobuf } from '../otlp/otlp-protobuf.js';
 import { encodeTraceRequest, type RawSpan, splitTraceRequest } from '../otlp/trace-request-splice.js';
 import type { JudgeFunction, Policy, Problem, SpanLike } from '../types.js';
@@ -61,6 +62,7 @@ export class ToolwatchGateway {
   /** Decoding problems of recent requests (bounded), for diagnostics. */
   readonly problems: Problem[] = [];
   private readonly _assembler: TraceAssembler;
+  private readonly _limiter: JudgeLimiter;
   private readonly _forwarder: Forwarder;
   private readonly _now: () => number;
   private readonly _maxHeld: number;
@@ -136,6 +138,10 @@ export class ToolwatchGateway {
     r.gauge('toolwatch_gateway_policy_info', 'The policy in use (digest as a label).', () => 1, {
       policy_digest: _o.policy.digest,
     });
+    this._limiter = new JudgeLimiter(
+      { maxPerMinute: _o.policy.judge.maxPerMinute, maxConcurrent: _o.policy.judge.maxConcurrent },
+      this._now,
+    );
     this.metrics = new ToolwatchMetrics({ meterProvider: r.meterProvider(), policy: _o.policy });
     this._assembler = new TraceAssembler({
       decisionWaitMs: _o.decisionWaitMs ?? 2000,
@@ -275,6 +281,7 @@ export class ToolwatchGateway {
         const { spans, verdicts } = await judgeTraces(traces, this._o.policy, {
           ...(this._o.judges ? { judges: this._o.judges } : {}),
           metrics: this.metrics,
+          limiter: this._limiter,
           problems,
         });
         for (const v of verdicts) this._count.verdicts!({ rule: v.rule, passed: String(v.passed) });

@@ -87,6 +87,29 @@ describe('gateway over OTLP/gRPC', () => {
     sink.release();
   });
 
+  it('refuses a gzip-compressed message that inflates beyond the limit (a gzip bomb over gRPC)', async () => {
+    running = await startGateway({
+      policy: supportPolicy(),
+      grpc: { port: 0 },
+      maxRequestBytes: 1024 * 1024,
+    });
+    const bomb = new Uint8Array(64 * 1024 * 1024); // 64 MiB of zeros: ~64 KiB on the wire
+    const heapBefore = process.memoryUsage().heapUsed;
+    const { error } = await exportCall(running.addresses.grpc!, bomb, undefined, {
+      'grpc.default_compression_algorithm': 2,
+    });
+    expect(error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect(error?.details).toMatch(/decompresses to a size larger than/);
+    expect(running.gateway.registry.total('toolwatch_gateway_spans_received_total')).toBe(0);
+    console.log(
+      `gRPC gzip bomb: refused; heap delta ${((process.memoryUsage().heapUsed - heapBefore) / 1e6).toFixed(1)} MB`,
+    );
+    // A sane request on the same server still works.
+    expect(
+      (await exportCall(running.addresses.grpc!, protobufOf(recordRun(['lookup_account'])))).error,
+    ).toBeNull();
+  });
+
   it('requires the bearer token when one is set, and says INVALID_ARGUMENT for garbage', async () => {
     running = await startGateway({
       policy: supportPolicy(),

@@ -240,3 +240,21 @@ describe('gateway over OTLP/HTTP', () => {
     ).toBe(1);
   });
 });
+
+describe('forwarding at shutdown', () => {
+  it('a stalled next hop cannot hold close() past its deadline: what is left is dead-lettered, reason shutdown', async () => {
+    await start({ decisionWaitMs: 60_000, drainTimeoutMs: 300 });
+    sink.stall = true;
+    const spans = recordRun(['lookup_account']);
+    await post(protobufOf(spans));
+    const t0 = Date.now();
+    await running.close();
+    expect(Date.now() - t0).toBeLessThan(3000);
+    const r = running.gateway.registry;
+    expect(
+      r.value('toolwatch_gateway_spans_dead_lettered_total', { endpoint: sink.url, reason: 'shutdown' }),
+    ).toBe(spans.length);
+    expect(running.gateway.heldSpans).toBe(0);
+    sink.release();
+  });
+});

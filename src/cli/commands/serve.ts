@@ -5,6 +5,7 @@ import { loadPolicy } from '../../policy/load-policy.js';
 import { PolicyError } from '../../policy/policy-error.js';
 import type { Policy } from '../../types.js';
 import type { CliIo } from '../cli-io.js';
+import { loadJudges } from './score.js';
 
 export const SERVE_USAGE = `usage: toolwatch serve --policy P [options]
 
@@ -20,6 +21,8 @@ writes the verdicts onto the agent spans and forwards every span.
   --forward URL         an OTLP/HTTP endpoint to forward to (repeatable); a URL with
                         no path gets /v1/traces. Without one, spans are judged and dropped
                         (counted, reason no_forward_endpoint)
+  --judges M            a module for llm_judge scorers: exports \`judges\` (by name) or
+                        a default judge function / AI SDK model (used as \`default\`)
   --token-file F        require "Authorization: Bearer <token>" (token read from F)
   --token-env NAME      the same, token from the environment variable NAME
   --tls-cert F --tls-key F   serve HTTPS and gRPC over TLS with this PEM pair
@@ -47,6 +50,7 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
         grpc: { type: 'string' },
         metrics: { type: 'string' },
         forward: { type: 'string', multiple: true },
+        judges: { type: 'string' },
         'token-file': { type: 'string' },
         'token-env': { type: 'string' },
         'tls-cert': { type: 'string' },
@@ -132,11 +136,21 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
     io.stderr(`toolwatch serve: ${err instanceof PolicyError ? err.message : (err as Error).message}\n`);
     return 2;
   }
+  let judges: Record<string, unknown> | undefined;
+  if (values.judges) {
+    try {
+      judges = await loadJudges(values.judges as string);
+    } catch (err) {
+      io.stderr(`toolwatch serve: cannot load judges from ${values.judges}: ${(err as Error).message}\n`);
+      return 2;
+    }
+  }
   let running: RunningGateway;
   try {
     running = await startGateway({
       policy,
       forward,
+      ...(judges ? { judges } : {}),
       ...(http ? { http } : {}),
       ...(grpc ? { grpc } : {}),
       ...(metrics ? { metrics } : {}),
