@@ -1,0 +1,83 @@
+import type { AgentFacts, ConventionAdapter, LlmFacts, ToolFacts } from '../conventions/span-facts.js';
+import type { SpanLike } from '../types.js';
+import type { Node } from './trace-model.js';
+
+/**
+ * Phase 4 of reconstruction: read the spans that matter with the adapter that claimed them
+ * (tool and agent facts, the output side of model calls), and rank same-millisecond spans by
+ * causality (a model call by how much conversation its input holds, a tool just after the
+ * model call that requested it).
+ */
+export function readFacts(nodes: Node[]): void {
+  // 4. Read the spans that matter with the adapter that claimed them.
+  const requestRank = new Map<string, number>();
+  for (const node of nodes) {
+    const adapter = node.adapter;
+    if (!adapter) continue;
+    if (node.role === 'tool') {
+      const facts = toolFacts(node);
+      if (facts) node.callId = facts.callId;
+      else node.role = 'other';
+      node.tool = facts;
+    } else if (node.role === 'agent') {
+      node.agent = safeAgent(adapter, node.span);
+      if (!node.agent) node.role = 'other';
+    } else if (node.role === 'llm') {
+      const facts = llmFacts(node);
+      if (!facts) continue;
+      node.llm = facts;
+      // Ranks for same-millisecond ties: LLM spans by conversation progress, tools after their request.
+      node.rank = 2 * (facts.progress ?? 0);
+      node.hasRequests = facts.requests.length > 0;
+      for (const r of facts.requests) {
+        if (r.callId !== undefined && !requestRank.has(r.callId)) requestRank.set(r.callId, node.rank);
+      }
+    }
+  }
+  if (requestRank.size > 0) {
+    for (const node of nodes) {
+      const id = node.role === 'tool' ? node.callId : undefined;
+      const rank = id === undefined ? undefined : requestRank.get(id);
+      if (rank !== undefined) node.rank = rank + 1;
+    }
+  }
+}
+
+export function toolFacts(node: Node): ToolFacts | undefined {
+  if (node.tool) return node.tool;
+  const adapter = node.adapter;
+  if (!adapter) return undefined;
+  try {
+    return adapter.tool(node.span);
+  } catch {
+    return undefined;
+  }
+}
+export function llmFacts(node: Node): LlmFacts | undefined {
+  if (node.llm) return node.llm;
+  const adapter = node.adapter;
+  if (!adapter) return undefined;
+  try {
+    return adapter.llmOutput(node.span);
+  } catch {
+    return undefined;
+  }
+}
+// Adapter calls that may throw are wrapped in module functions, not closures: they run per span.
+export function safeAgent(adapter: ConventionAdapter, span: SpanLike): AgentFacts | undefined {
+  try {
+    return adapter.agent(span);
+  } catch {
+    return undefined;
+  }
+}
+export function safeLlmInput(
+  adapter: ConventionAdapter,
+  span: SpanLike,
+): ReturnType<ConventionAdapter['llmInput']> | undefined {
+  try {
+    return adapter.llmInput(span);
+  } catch {
+    return undefined;
+  }
+}
