@@ -63,8 +63,8 @@ function rateSection(id: string, title: string, rows: RateRow[], unit: string): 
 }
 
 // Sorting by clicking a header, filtering failing runs by text; `#filter=TEXT` in the URL
-// pre-fills the filter. Marks <body data-ready> when done, so a headless check can tell the
-// script ran.
+// pre-fills the filter and `#sort=TABLE.COLUMN` (`.-COLUMN`: descending) sorts a table.
+// Marks <body data-ready> when done, so a headless check can tell the script ran.
 const SCRIPT = `
 (function(){
   function cell(r,i){var c=r.children[i];return c?c.textContent.trim():'';}
@@ -87,6 +87,8 @@ const SCRIPT = `
     Array.prototype.forEach.call(t.tBodies[0].rows,function(r){var ok=r.textContent.toLowerCase().indexOf(q)!==-1;r.hidden=!ok;if(ok)shown++;});
     var n=document.getElementById('shown');if(n)n.textContent=String(shown);}
   if(f){f.addEventListener('input',apply);var m=/[#&]filter=([^&]*)/.exec(location.hash);if(m){f.value=decodeURIComponent(m[1]);}apply();}
+  var s=/[#&]sort=([\\w-]+)\\.(-?)(\\d+)/.exec(location.hash);
+  if(s){var st=document.getElementById(s[1]),h=st&&st.querySelectorAll('th')[+s[3]];if(h){h.click();if(s[2]==='-')h.click();}}
   document.body.setAttribute('data-ready','1');
 })();`;
 

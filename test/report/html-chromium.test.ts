@@ -55,4 +55,21 @@ describe('HTML report in headless Chromium', () => {
     expect(rows.filter((r) => !r.includes('hidden'))).toHaveLength(1);
     expect(dom).toContain('<span id="shown">1</span>');
   }, 90_000);
+
+  it('sorts a table by a column in the browser (#sort=TABLE.-COLUMN: descending)', async () => {
+    const keys = (dom: string) =>
+      [.../<table id="by-rule"[\s\S]*?<\/table>/.exec(dom)![0].matchAll(/<tr><td>([^<]+)<\/td>/g)].map(
+        (m) => m[1],
+      );
+    const [asIs, byRateDesc, byRateAsc] = await Promise.all([
+      dumpDom(pathToFileURL(file).href),
+      dumpDom(`${pathToFileURL(file).href}#sort=by-rule.-3`),
+      dumpDom(`${pathToFileURL(file).href}#sort=by-rule.3`),
+    ]);
+    // refunds 70.0 %, shipping 75.0 %.
+    expect(keys(asIs)).toEqual(['refunds', 'shipping']);
+    expect(keys(byRateDesc)).toEqual(['shipping', 'refunds']);
+    expect(keys(byRateAsc)).toEqual(['refunds', 'shipping']);
+    expect(byRateDesc).toContain('<th class="num" data-dir="desc">pass rate</th>');
+  }, 90_000);
 });
