@@ -86,7 +86,11 @@ describe('gateway over OTLP/HTTP', () => {
       }),
     ).toBe(1);
     expect(metrics.value('toolwatch_gateway_traces_judged_total', { completion: 'quiet' })).toBe(1);
-    expect(metrics.total('toolwatch_gateway_spans_forwarded_total')).toBe(spans.length);
+    // The sink has the spans a moment before the gateway has read its answer.
+    await until(
+      'counted as forwarded',
+      () => metrics.total('toolwatch_gateway_spans_forwarded_total') === spans.length,
+    );
     expect(running.gateway.heldSpans).toBe(0);
   });
 

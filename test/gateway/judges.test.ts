@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ToolwatchGateway } from '../../src/gateway/toolwatch-gateway.js';
 import { parsePolicyText } from '../../src/policy/load-policy.js';
-import { judges } from '../fixtures/policies/judges.mjs';
 import { protobufOf, recordRun } from './helpers.js';
 
 describe('gateway with llm_judge scorers', () => {
@@ -17,10 +16,20 @@ rules:
         sampling: { ratio: 1.0 }
 `);
     let calls = 0;
+    // A scripted judge: every tool call it is shown was appropriate.
     const counting = {
-      default: (input: { prompt: string }) => {
+      default: ({ prompt }: { prompt: string }) => {
         calls++;
-        return judges.default(input);
+        const names = /TOOLS THE AGENT ACTUALLY CALLED: (.*)/.exec(prompt)?.[1] ?? 'None';
+        const called = names === 'None' ? [] : names.split(', ');
+        return JSON.stringify({
+          evaluations: called.map((toolCalled) => ({
+            toolCalled,
+            wasAppropriate: true,
+            reasoning: 'scripted',
+          })),
+          missingTools: [],
+        });
       },
     };
     let now = 0;
