@@ -272,7 +272,14 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     if (state.mode === TraceMode.SAMPLED_OUT && role === SpanRole.NONE) return;
     if (!this._buffer.admit(state)) return;
     const parentId = parentIdOf(span);
-    const parent = parentId === undefined ? undefined : state.spans.get(parentId);
+    if (state.mode === TraceMode.JUDGED && role === SpanRole.NONE) {
+      // Not held unless an agent-related span starts below it (most are leaves: HTTP, DB).
+      this._buffer.holdOrdinary(state, ctx.spanId, span);
+      return;
+    }
+    let parent = parentId === undefined ? undefined : state.spans.get(parentId);
+    if (parent === undefined && parentId !== undefined && state.ordinary.has(parentId))
+      parent = this._materialize(state, parentId);
     if (state.mode === TraceMode.SAMPLED_OUT) {
       this._startedSampledOut(
         state,
@@ -295,7 +302,6 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     }
     this._buffer.hold(state, entry);
     state.openCount++;
-    if (role === SpanRole.NONE) return;
     if (role === SpanRole.TOOL) state.hasTool = true;
     if (
       (role === SpanRole.TOOL || role === SpanRole.LLM) &&
@@ -312,6 +318,39 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       ancestor = ancestor.parent;
     }
     if (role === SpanRole.TOOL && this._live.enabled) this._toolStarted(state, entry.agent, span, ctx.spanId);
+  }
+
+  /**
+   * Holds the ordinary span `spanId` (and the ordinary spans above it not held yet) now that an
+   * agent-related span starts below it: reconstruction links through it. Top-down, iteratively.
+   */
+  private _materialize(state: TraceState, spanId: string): SpanEntry {
+    const chain: string[] = [spanId];
+    let above = parentIdOf(state.ordinary.get(spanId)!);
+    while (above !== undefined && !state.spans.has(above) && state.ordinary.has(above)) {
+      chain.push(above);
+      above = parentIdOf(state.ordinary.get(above)!);
+    }
+    let parent = above === undefined ? undefined : state.spans.get(above);
+    for (let i = chain.length - 1; i >= 0; i--) {
+      const id = chain[i]!;
+      const span = state.ordinary.get(id)!;
+      state.ordinary.delete(id);
+      const entry = newEntry(span, id, parentIdOf(span), SpanRole.NONE);
+      entry.needed = true;
+      // Held after spans that started later: its place in the map says nothing of its start.
+      entry.outOfOrder = true;
+      entry.t0 = highResolutionStart(span, false);
+      if (parent !== undefined) {
+        entry.parent = parent;
+        entry.agent = parent.role === SpanRole.AGENT ? parent : parent.agent;
+        childStarted(parent);
+      }
+      this._buffer.adopt(state, entry);
+      state.openCount++;
+      parent = entry;
+    }
+    return parent!;
   }
 
   /**
@@ -398,6 +437,17 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     if (state.mode === TraceMode.SAMPLED_OUT)
       return this._endingSampledOut(state, span, ctx.spanId, placement);
     let entry = state.spans.get(ctx.spanId);
+    if (entry === undefined && state.ordinary.size > 0 && state.ordinary.has(ctx.spanId)) {
+      if (lateSpanRole(span.name, span.attributes) === SpanRole.NONE) {
+        // An ordinary span nothing agent-related started under: it goes as it came.
+        buffer.forgetOrdinary(state, ctx.spanId);
+        buffer.touch(state);
+        this._releaseIfIdle(state);
+        return undefined;
+      }
+      // Attributes set after start made it agent-related.
+      entry = this._materialize(state, ctx.spanId);
+    }
     if (entry === undefined) {
       const role = state.seenLate
         ? lateSpanRole(span.name, span.attributes)

@@ -92,6 +92,8 @@ export interface TraceState {
    */
   awaiting: Set<string>;
   late: Map<string, LateRun>;
+  /** JUDGED traces: open ordinary spans, not held as entries until an agent-related span starts below one. */
+  ordinary: Map<string, ReadableSpan>;
   /** JUDGED traces: agent spans held, and tool spans held with no agent above them (implicit runs). */
   agents: number;
   looseTools: number;
@@ -126,6 +128,7 @@ export const NO_SCOPE: SpanEntry = newEntry(
 // Most traces never need these; they are allocated on first write.
 const NO_SPANS: Set<string> = new Set();
 const NO_LATE_RUNS: Map<string, LateRun> = new Map();
+const NO_ORDINARY: Map<string, ReadableSpan> = new Map();
 
 export function newEntry(
   span: ReadableSpan,
@@ -257,6 +260,7 @@ export class TraceBuffer {
       awaiting: NO_SPANS,
       late: NO_LATE_RUNS,
       lastAgent: undefined,
+      ordinary: NO_ORDINARY,
       agents: 0,
       looseTools: 0,
     };
@@ -310,6 +314,28 @@ export class TraceBuffer {
     state.held++;
     this._held++;
     state.activeEpoch = this._epoch;
+  }
+
+  /** JUDGED traces: an open ordinary span, counted against the limits but not held as an entry. */
+  holdOrdinary(state: TraceState, spanId: string, span: ReadableSpan): void {
+    if (state.ordinary === NO_ORDINARY) state.ordinary = new Map();
+    state.ordinary.set(spanId, span);
+    state.held++;
+    this._held++;
+    state.activeEpoch = this._epoch;
+  }
+
+  forgetOrdinary(state: TraceState, spanId: string): void {
+    if (state.ordinary.delete(spanId)) {
+      state.held--;
+      this._held--;
+    }
+  }
+
+  /** An ordinary span becomes an entry: already counted when it started. */
+  adopt(state: TraceState, entry: SpanEntry): void {
+    state.spans.set(entry.spanId, entry);
+    if (entry.role === SpanRole.AGENT) state.agents++;
   }
 
   touchTombstone(tombstone: Tombstone): void {
