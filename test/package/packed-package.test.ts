@@ -223,10 +223,13 @@ describe('the README, run against the installed tarball', () => {
     }
   });
 
-  it('CommonJS: require() gives the same API as import', () => {
+  it.each([
+    ['toolwatch', 'ToolwatchSpanProcessor'],
+    ['toolwatch/gateway', 'startGateway'],
+  ])('CommonJS: require(%j) gives the same API as import', (entry, expected) => {
     const cjs = run(
       process.execPath,
-      ['-e', 'const t = require("toolwatch"); console.log(Object.keys(t).sort().join(","))'],
+      ['-e', `const t = require(${JSON.stringify(entry)}); console.log(Object.keys(t).sort().join(","))`],
       app,
     );
     const esm = run(
@@ -234,13 +237,14 @@ describe('the README, run against the installed tarball', () => {
       [
         '--input-type=module',
         '-e',
-        'const t = await import("toolwatch"); console.log(Object.keys(t).sort().join(","))',
+        `const t = await import(${JSON.stringify(entry)}); console.log(Object.keys(t).sort().join(","))`,
       ],
       app,
     );
     expect(cjs.status, cjs.stderr).toBe(0);
+    expect(esm.status, esm.stderr).toBe(0);
     expect(cjs.stdout).toBe(esm.stdout);
-    expect(cjs.stdout).toContain('ToolwatchSpanProcessor');
+    expect(cjs.stdout.trim().split(',')).toContain(expected);
   });
 });
 
@@ -281,6 +285,8 @@ describe('the public API', () => {
       [
         "import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';",
         "import { definePolicy, evaluateTraces, ToolwatchSpanProcessor, trajectory, type Verdict } from 'toolwatch';",
+        "import { startGateway, type StartGatewayOptions } from 'toolwatch/gateway';",
+        'export const start: (options: StartGatewayOptions) => unknown = startGateway;',
         "const policy = definePolicy({ rules: [{ name: 'r', scorers: [trajectory({ forbiddenTools: ['x'] })] }] });",
         'const processor = new ToolwatchSpanProcessor({ policy, onVerdict: (v: Verdict) => void v.passed });',
         'new BasicTracerProvider({ spanProcessors: [processor] });',
@@ -308,7 +314,8 @@ describe('the public API', () => {
     expect(list.status, list.stdout + list.stderr).toBe(0);
     const loaded = list.stdout.split('\n').filter((f) => f.includes('/node_modules/'));
     expect(loaded.filter((f) => f.includes('/node_modules/zod/'))).toEqual([]);
-    expect(loaded.filter((f) => f.includes('/node_modules/toolwatch/'))).toEqual([
+    expect(loaded.filter((f) => f.includes('/node_modules/toolwatch/')).sort()).toEqual([
+      expect.stringMatching(/node_modules\/toolwatch\/dist\/gateway\/index\.d\.ts$/),
       expect.stringMatching(/node_modules\/toolwatch\/dist\/index\.d\.ts$/),
     ]);
     const check = run(process.execPath, [tsc, '-p', '.'], app);
