@@ -14,7 +14,15 @@ import { emittedVerdicts, expectedTelemetry } from './processor/verdict-telemetr
  * telemetry, and raise forbidden tools live before the verdict.
  */
 
-const FRAMEWORKS: Framework[] = ['ai-sdk', 'mastra', 'openai-agents', 'langchain', 'ai-sdk-v7', 'mastra-v1'];
+const FRAMEWORKS: Framework[] = [
+  'ai-sdk',
+  'mastra',
+  'openai-agents',
+  'langchain',
+  'langchain-message-tool-calls',
+  'ai-sdk-v7',
+  'mastra-v1',
+];
 
 type Check = 'verdicts' | 'telemetry' | 'misuse' | 'wrapping';
 
