@@ -84,7 +84,7 @@ afterEach(async () => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function gateway(grpcPort: number, samplerHttp: string, decisionWaitMs: number) {
+async function gateway(grpcPort: number, samplerHttp: string, decisionWaitMs: number, extra: string[] = []) {
   const g = await startGatewayProcess([
     '--policy',
     'examples/policies/support.yaml',
@@ -98,13 +98,14 @@ async function gateway(grpcPort: number, samplerHttp: string, decisionWaitMs: nu
     `http://${samplerHttp}`,
     '--decision-wait',
     String(decisionWaitMs),
+    ...extra,
   ]);
   procs.push(g);
   return g;
 }
 
 /** Sampler first, then the gateways, then the load balancer (each waits for the next tier). */
-async function topology(name: string, decisionWaitMs: number): Promise<Topology> {
+async function topology(name: string, decisionWaitMs: number, gatewayArgs: string[] = []): Promise<Topology> {
   const out = join(dir, `${name}.jsonl`);
   const samplerHttp = `127.0.0.1:${await freePort()}`;
   const sampler = await startCollector(
@@ -126,7 +127,8 @@ async function topology(name: string, decisionWaitMs: number): Promise<Topology>
   procs.push(sampler);
   const gatewayGrpcPorts = [await freePort(), await freePort()];
   const gateways = [];
-  for (const port of gatewayGrpcPorts) gateways.push(await gateway(port, samplerHttp, decisionWaitMs));
+  for (const port of gatewayGrpcPorts)
+    gateways.push(await gateway(port, samplerHttp, decisionWaitMs, gatewayArgs));
   const lbHttp = `127.0.0.1:${await freePort()}`;
   const lb = await startCollector(binary!, [`${configDir}scale-out/load-balancer.yaml`], {
     OTLP_HTTP_ENDPOINT: lbHttp,
@@ -232,6 +234,45 @@ describeCollector(
           ['trajectory', 'fail'],
         ]);
       }
+      await provider.shutdown();
+    }, 180_000);
+
+    it('full gateways answer RESOURCE_EXHAUSTED with RetryInfo; the real Collector backs off and retries, and nothing is lost', async () => {
+      // Gateways that hold at most 48 spans: a burst of 600 cannot all be accepted at once.
+      const t = await topology('exhausted', 200, ['--max-held-spans', '48']);
+      const { provider, run } = app(t.lbHttp);
+      const traces = new Set<string>();
+      for (let i = 0; i < 100; i++) traces.add(run(true));
+      await provider.forceFlush();
+      const total = traces.size * SPANS_PER_TRACE;
+      await until(
+        'every span forwarded after the Collector retried',
+        async () => {
+          const pages = await Promise.all(t.gateways.map(metricsOf));
+          return (
+            pages.reduce((n, p) => n + metricValue(p, 'toolwatch_gateway_spans_forwarded_total'), 0) ===
+              total || undefined
+          );
+        },
+        120_000,
+      );
+      const pages = await Promise.all(t.gateways.map(metricsOf));
+      const refused = pages.reduce(
+        (n, p) => n + metricValue(p, 'toolwatch_gateway_spans_rejected_total', { reason: 'buffer_full' }),
+        0,
+      );
+      expect(refused).toBeGreaterThan(0);
+      expect(pages.reduce((n, p) => n + metricValue(p, 'toolwatch_gateway_spans_received_total'), 0)).toBe(
+        total,
+      );
+      await new Promise((r) => setTimeout(r, 3500));
+      expect(await t.sampler.stop()).toBe(0);
+      const kept = byTrace(readOutput(t.out));
+      expect(new Set(kept.keys())).toEqual(traces);
+      for (const [, spans] of kept) expect(spans).toHaveLength(SPANS_PER_TRACE);
+      console.log(
+        `exhausted test: ${refused} spans refused with RESOURCE_EXHAUSTED and retried by the Collector; all ${total} delivered`,
+      );
       await provider.shutdown();
     }, 180_000);
 
