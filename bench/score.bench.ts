@@ -69,7 +69,7 @@ async function generate(path: string, runs: number): Promise<number> {
   for (let i = 0; i < runs; i++) {
     const id = (i + 1).toString(16).padStart(32, '0');
     const line = `${variants[i % 5 === 0 ? 1 : i % 7 === 0 ? 2 : 0]!.replaceAll(PLACEHOLDER, id)}\n`;
-    if (!out.write(line)) await new Promise((r) => out.once('drain', r));
+    if (!out.write(line)) await new Promise<void>((r) => out.once('drain', () => r()));
   }
   await new Promise((r) => out.end(r));
   return (await stat(path)).size;
@@ -92,6 +92,27 @@ for await (const chunk of createReadStream(process.argv[2])) {
   carry = text.slice(from);
 }
 console.log(JSON.stringify({ ms: performance.now() - start, records, maxRssKb: process.resourceUsage().maxRSS }));
+`;
+
+/** The same streaming pass plus OTLP decoding of each record (toolwatch's decoder, no judging). */
+const DECODE = (decoderPath: string) => `
+import { createReadStream } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
+import { spansFromOtlpJson } from ${JSON.stringify(decoderPath)};
+const start = performance.now();
+const decoder = new StringDecoder('utf8');
+let carry = '', spans = 0;
+for await (const chunk of createReadStream(process.argv[2])) {
+  const text = carry + decoder.write(chunk);
+  let from = 0, nl;
+  while ((nl = text.indexOf('\\n', from)) !== -1) {
+    const line = text.slice(from, nl);
+    if (line.length > 0) spans += spansFromOtlpJson(JSON.parse(line)).length;
+    from = nl + 1;
+  }
+  carry = text.slice(from);
+}
+console.log(JSON.stringify({ ms: performance.now() - start, spans, maxRssKb: process.resourceUsage().maxRSS }));
 `;
 
 const SCORE = (mainPath: string) => `
@@ -124,6 +145,8 @@ export async function run(): Promise<BenchReport> {
   try {
     const baselineScript = join(dir, 'baseline.mjs');
     const scoreScript = join(dir, 'score.mts');
+    const decodeScript = join(dir, 'decode.mts');
+    await writeFile(decodeScript, DECODE(join(root, 'src/conventions/from-otlp-json.ts')));
     const policy = join(dir, 'policy.yaml');
     await writeFile(baselineScript, BASELINE);
     await writeFile(scoreScript, SCORE(join(root, 'src/cli/main.ts')));
@@ -138,6 +161,8 @@ export async function run(): Promise<BenchReport> {
       const score = [await child(scoreScript, [file, policy])];
       base.push(await child(baselineScript, [file]));
       score.push(await child(scoreScript, [file, policy]));
+      const decoded = [await child(decodeScript, [file]), await child(decodeScript, [file])];
+      const d = decoded.reduce((x, y) => (x.ms <= y.ms ? x : y));
       const b = base.reduce((x, y) => (x.ms <= y.ms ? x : y));
       const s = score.reduce((x, y) => (x.ms <= y.ms ? x : y));
       const rssMb = Math.max(...score.map((x) => x.maxRssKb)) / 1024;
@@ -148,6 +173,7 @@ export async function run(): Promise<BenchReport> {
         'score runs/s': Math.round((runs / s.ms) * 1000),
         'JSON.parse pass runs/s': Math.round((runs / b.ms) * 1000),
         'score ÷ JSON.parse time': Number((s.ms / b.ms).toFixed(2)),
+        'JSON.parse + OTLP decode only ÷ JSON.parse': Number((d.ms / b.ms).toFixed(2)),
         'score peak RSS MB': Math.round(rssMb),
         'JSON.parse peak RSS MB': Math.round(Math.max(...base.map((x) => x.maxRssKb)) / 1024),
         'RSS ÷ RSS at 25k': Number((rssMb / rss25!).toFixed(2)),
