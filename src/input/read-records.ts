@@ -32,8 +32,8 @@ export interface ReadRecordsOptions {
   /** The stream read for `-`. The CLI passes `process.stdin`. */
   stdin?: Readable;
   /**
-   * Largest single JSON document or protobuf file held whole (JSON Lines are read line by
-   * line and have no such limit; one line is bounded by this too). Default 256 MiB.
+   * Largest single JSON document or protobuf file held whole. JSON Lines are read line by
+   * line; a longer line is skipped to its end without being held, and reported. Default 256 MiB.
    */
   maxDocumentBytes?: number;
   /** Leading lines that may all be unreadable before a file is declared not OTLP/JSON. Default 1000. */
@@ -149,6 +149,7 @@ async function* readJson(
   let good = 0;
   let sawText = false;
   let checkedBinary = false;
+  let skipping = false;
   let bad: BadRun | undefined;
   // A first line that opens but does not close a JSON value: maybe a pretty-printed document.
   let doc: string[] | undefined;
@@ -265,7 +266,17 @@ async function* readJson(
         return;
       }
     }
-    const text = carry + decoder.write(chunk);
+    let text = carry + decoder.write(chunk);
+    if (skipping) {
+      // The rest of an over-long line: dropped up to its end, without holding it.
+      const end = text.indexOf('\n');
+      if (end === -1) {
+        carry = '';
+        continue;
+      }
+      skipping = false;
+      text = text.slice(end + 1);
+    }
     let start = 0;
     let nl = text.indexOf('\n');
     while (nl !== -1) {
@@ -276,8 +287,9 @@ async function* readJson(
     }
     carry = text.slice(start);
     if (carry.length > maxDocument && !doc) {
-      report({ file, line: lineNo + 1, message: `line longer than ${maxDocument / MiB} MiB`, records: 1 });
-      return;
+      noteBad(++lineNo, `line longer than ${maxDocument / MiB} MiB`);
+      carry = '';
+      skipping = true;
     }
   }
   const last = carry + decoder.end();

@@ -175,6 +175,21 @@ describe('readRecords', () => {
     expect(problems[0]!.message).toMatch(/^3 unreadable lines \(first: not JSON: /);
   });
 
+  it('a line longer than maxDocumentBytes is one problem, and the lines after it are still read', async () => {
+    const path = join(dir, 'long.jsonl');
+    await writeFile(path, `${jsonl(1)}{"resourceSpans": ["${'x'.repeat(3 * 1024 * 1024)}"]}\n${jsonl(2)}`);
+    const problems: InputProblem[] = [];
+    const records: TraceRecord[] = [];
+    for await (const r of readRecords(path, {
+      onProblem: (p) => problems.push(p),
+      maxDocumentBytes: 1024 * 1024,
+    })) {
+      records.push(r);
+    }
+    expect(records.map((r) => r.line)).toEqual([1, 3, 4]);
+    expect(problems).toEqual([{ file: path, line: 2, message: 'line longer than 1 MiB', records: 1 }]);
+  });
+
   it('a JSON Lines file whose first line is cut is still read from its second line on', async () => {
     const lines = jsonl(3).split('\n');
     const text = [lines[0]!.slice(0, 40), lines[1], lines[2]].join('\n');
