@@ -226,9 +226,13 @@ export class ToolwatchGateway {
     for (const span of raw) {
       const like = decoded.get(span.traceId + span.spanId);
       if (!like) this._count.unjudged!();
-      if (!this._assembler.add(span, like, now)) {
+      const outcome = this._assembler.add(span, like, now);
+      if (outcome === 'late') {
         this._count.late!();
         this._late.push(span);
+      } else if (outcome === 'duplicate') {
+        this._held--;
+        this._count.dropped!({ reason: 'duplicate_span' });
       }
     }
     return {

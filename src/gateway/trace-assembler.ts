@@ -54,9 +54,13 @@ export class TraceAssembler {
     return this._traces.has(traceId);
   }
 
-  /** False when the trace was already judged: the span is late and passes through unjudged. */
-  add(raw: RawSpan, span: SpanLike | undefined, now: number): boolean {
-    if (this._decided.has(raw.traceId)) return false;
+  /**
+   * `late` when the trace was already judged (the span passes through unjudged);
+   * `duplicate` when the trace already holds a span with this id — a sender retrying a
+   * request the gateway had accepted — so a retry never counts a tool call twice.
+   */
+  add(raw: RawSpan, span: SpanLike | undefined, now: number): 'buffered' | 'late' | 'duplicate' {
+    if (this._decided.has(raw.traceId)) return 'late';
     let trace = this._traces.get(raw.traceId);
     if (!trace) {
       trace = {
@@ -70,7 +74,7 @@ export class TraceAssembler {
         full: false,
       };
       this._traces.set(raw.traceId, trace);
-    }
+    } else if (trace.parents.has(raw.spanId)) return 'duplicate';
     trace.raw.push(raw);
     trace.lastAt = now;
     trace.parents.set(raw.spanId, raw.parentSpanId);
@@ -80,7 +84,7 @@ export class TraceAssembler {
     }
     this._spans++;
     if (trace.raw.length >= this._o.maxSpansPerTrace) trace.full = true;
-    return true;
+    return 'buffered';
   }
 
   /** Removes and returns the traces that are due at `now`. */

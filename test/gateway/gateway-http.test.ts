@@ -143,6 +143,22 @@ describe('gateway over OTLP/HTTP', () => {
     ).toBe(1);
   });
 
+  it('drops a re-sent span as a duplicate (counted), so a retried request never counts a tool call twice', async () => {
+    await start({ decisionWaitMs: 150 });
+    const spans = recordRun(['lookup_account', 'lookup_account']);
+    const body = protobufOf(spans);
+    expect((await post(body)).status).toBe(200);
+    expect((await post(body)).status).toBe(200); // e.g. the Collector timed out and retried
+    await until('forwarded', () => sink.spans().length >= spans.length);
+    await until('counted', () => running.gateway.heldSpans === 0);
+    expect(sink.spans()).toHaveLength(spans.length);
+    const r = running.gateway.registry;
+    expect(r.value('toolwatch_gateway_spans_dropped_total', { reason: 'duplicate_span' })).toBe(spans.length);
+    expect(r.total('toolwatch_gateway_spans_received_total')).toBe(2 * spans.length);
+    const agent = sink.decoded().find((s) => s.name.startsWith('invoke_agent'))!;
+    expect(agent.attributes['toolwatch.evaluation.passed']).toBe(true);
+  });
+
   it('passes spans that arrive after their trace was judged through unjudged, counted as late', async () => {
     await start({ decisionWaitMs: 100 });
     const spans = recordRun(['lookup_account'], 1);
