@@ -8,6 +8,7 @@ import { type Placement, VerdictWriter } from '../emission/verdict-writer.js';
 import { JudgeLimiter } from '../evaluation/judge-limiter.js';
 import { matchRules, runIdentity } from '../evaluation/match-rules.js';
 import { isSampled } from '../evaluation/sampling.js';
+import { readAhead } from '../reconstruction/read-facts.js';
 import { findRun, runsInOrder } from '../reconstruction/run-tree.js';
 import type { AgentRun, JudgeFunction, MisuseEvent, Policy, ToolExecution, Verdict } from '../types.js';
 import { type LiveAgent, LiveMisuseMonitor } from './live-misuse.js';
@@ -468,7 +469,11 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     entry.span = span;
     if (state.awaiting.size > 0) state.awaiting.delete(ctx.spanId);
     const leaf = entry.role === SpanRole.NONE && !entry.needed;
-    if (!leaf) entry.like = spanLikeOf(entry, span, true);
+    if (!leaf) {
+      entry.like = spanLikeOf(entry, span, true);
+      // Arguments, results and model outputs are parsed now, while fresh, and only once.
+      if (entry.role !== SpanRole.NONE) readAhead(entry.like);
+    }
     if (entry.open) state.openCount--;
     entryClosed(entry);
     buffer.touch(state);

@@ -1,5 +1,5 @@
-import { classifySpan } from '../conventions/classify.js';
 import type { SpanLike } from '../types.js';
+import { classificationOf } from './read-facts.js';
 import { i32, type Node, ProblemLog, u8 } from './trace-model.js';
 
 /** The spans of one trace as nodes: normalised, linked to their parents, cycles broken. */
@@ -48,7 +48,7 @@ export function indexSpans(spans: SpanLike[]): IndexedSpans {
       );
       continue;
     }
-    const { role, adapter } = classifySpan(span);
+    const { role, adapter } = classificationOf(span);
     byId.set(span.spanId, nodes.length);
     nodes.push({
       span,

@@ -1,6 +1,40 @@
+import { type Classification, classifySpan } from '../conventions/classify.js';
 import type { AgentFacts, ConventionAdapter, LlmFacts, ToolFacts } from '../conventions/span-facts.js';
 import type { SpanLike } from '../types.js';
 import type { Node } from './trace-model.js';
+
+/** What phase 4 reads from one span, when it was read ahead of reconstruction. */
+interface Reading {
+  classification: Classification;
+  tool?: ToolFacts | undefined;
+  llm?: LlmFacts | undefined;
+  agent?: AgentFacts | undefined;
+}
+
+const READ_AHEAD = new WeakMap<SpanLike, Reading>();
+
+/**
+ * Reads a span's facts now, for a reconstruction later: the processor calls this as each
+ * span of a sampled run ends, while its attributes are fresh in memory, so arguments and
+ * results are parsed once, then, and judging the run reuses them. The span must not change
+ * afterwards (ended spans do not).
+ */
+export function readAhead(span: SpanLike): void {
+  const classification = classifySpan(span);
+  const reading: Reading = { classification };
+  const adapter = classification.adapter;
+  if (adapter !== undefined) {
+    if (classification.role === 'tool') reading.tool = safeTool(adapter, span);
+    else if (classification.role === 'llm') reading.llm = safeLlmOutput(adapter, span);
+    else if (classification.role === 'agent') reading.agent = safeAgent(adapter, span);
+  }
+  READ_AHEAD.set(span, reading);
+}
+
+/** The span's role and adapter, read ahead or now. */
+export function classificationOf(span: SpanLike): Classification {
+  return READ_AHEAD.get(span)?.classification ?? classifySpan(span);
+}
 
 /**
  * Phase 4 of reconstruction: read the spans that matter with the adapter that claimed them
@@ -14,16 +48,17 @@ export function readFacts(nodes: Node[]): void {
   for (const node of nodes) {
     const adapter = node.adapter;
     if (!adapter) continue;
+    const ahead = READ_AHEAD.get(node.span);
     if (node.role === 'tool') {
-      const facts = toolFacts(node);
+      const facts = ahead !== undefined ? ahead.tool : toolFacts(node);
       if (facts) node.callId = facts.callId;
       else node.role = 'other';
       node.tool = facts;
     } else if (node.role === 'agent') {
-      node.agent = safeAgent(adapter, node.span);
+      node.agent = ahead !== undefined ? ahead.agent : safeAgent(adapter, node.span);
       if (!node.agent) node.role = 'other';
     } else if (node.role === 'llm') {
-      const facts = llmFacts(node);
+      const facts = ahead !== undefined ? ahead.llm : llmFacts(node);
       if (!facts) continue;
       node.llm = facts;
       // Ranks for same-millisecond ties: LLM spans by conversation progress, tools after their request.
@@ -47,8 +82,23 @@ export function toolFacts(node: Node): ToolFacts | undefined {
   if (node.tool) return node.tool;
   const adapter = node.adapter;
   if (!adapter) return undefined;
+  const ahead = READ_AHEAD.get(node.span);
+  return ahead !== undefined && ahead.classification.role === 'tool'
+    ? ahead.tool
+    : safeTool(adapter, node.span);
+}
+
+function safeTool(adapter: ConventionAdapter, span: SpanLike): ToolFacts | undefined {
   try {
-    return adapter.tool(node.span);
+    return adapter.tool(span);
+  } catch {
+    return undefined;
+  }
+}
+
+function safeLlmOutput(adapter: ConventionAdapter, span: SpanLike): LlmFacts | undefined {
+  try {
+    return adapter.llmOutput(span);
   } catch {
     return undefined;
   }
@@ -57,11 +107,10 @@ export function llmFacts(node: Node): LlmFacts | undefined {
   if (node.llm) return node.llm;
   const adapter = node.adapter;
   if (!adapter) return undefined;
-  try {
-    return adapter.llmOutput(node.span);
-  } catch {
-    return undefined;
-  }
+  const ahead = READ_AHEAD.get(node.span);
+  return ahead !== undefined && ahead.classification.role === 'llm'
+    ? ahead.llm
+    : safeLlmOutput(adapter, node.span);
 }
 // Adapter calls that may throw are wrapped in module functions, not closures: they run per span.
 export function safeAgent(adapter: ConventionAdapter, span: SpanLike): AgentFacts | undefined {
