@@ -63,7 +63,9 @@ describe('lateSpanRole', () => {
 
 describe('spanRole agrees with reconstruction on every recorded trace', () => {
   const root = fileURLToPath(new URL('../fixtures/', import.meta.url));
-  const files = readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.otlp.json'));
+  const files = readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) =>
+    f.endsWith('.otlp.json'),
+  );
 
   it('covers the recorded frameworks', () => {
     expect(files.length).toBeGreaterThan(50);
