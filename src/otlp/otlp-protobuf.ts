@@ -1,4 +1,4 @@
-import { type FieldValue, fields } from './protobuf-wire.js';
+import { FieldReader, type FieldValue } from './protobuf-wire.js';
 
 /**
  * OTLP/protobuf `ExportTraceServiceRequest` → the OTLP/JSON object form (hex ids, decimal
@@ -9,7 +9,9 @@ import { type FieldValue, fields } from './protobuf-wire.js';
  */
 export function otlpJsonFromProtobuf(bytes: Uint8Array): Record<string, unknown> {
   const resourceSpans: unknown[] = [];
-  for (const [field, value] of fields(bytes)) {
+  for (const r = new FieldReader(bytes); r.next(); ) {
+    const field = r.field;
+    const value = r.value;
     if (field === 1) resourceSpans.push(resourceSpansOf(value as Uint8Array));
   }
   return { resourceSpans };
@@ -27,7 +29,9 @@ function hex(v: FieldValue): string {
 
 function resourceSpansOf(buf: Uint8Array): Record<string, unknown> {
   const out: Record<string, unknown> = { scopeSpans: [] as unknown[] };
-  for (const [field, value] of fields(buf)) {
+  for (const r = new FieldReader(buf); r.next(); ) {
+    const field = r.field;
+    const value = r.value;
     if (field === 1) out.resource = { attributes: attributesOf(value as Uint8Array, 1) };
     else if (field === 2) (out.scopeSpans as unknown[]).push(scopeSpansOf(value as Uint8Array));
     else if (field === 3) out.schemaUrl = text(value);
@@ -37,7 +41,9 @@ function resourceSpansOf(buf: Uint8Array): Record<string, unknown> {
 
 function scopeSpansOf(buf: Uint8Array): Record<string, unknown> {
   const out: Record<string, unknown> = { spans: [] as unknown[] };
-  for (const [field, value] of fields(buf)) {
+  for (const r = new FieldReader(buf); r.next(); ) {
+    const field = r.field;
+    const value = r.value;
     if (field === 1) out.scope = scopeOf(value as Uint8Array);
     else if (field === 2) (out.spans as unknown[]).push(spanOf(value as Uint8Array));
     else if (field === 3) out.schemaUrl = text(value);
@@ -48,7 +54,9 @@ function scopeSpansOf(buf: Uint8Array): Record<string, unknown> {
 function scopeOf(buf: Uint8Array): Record<string, unknown> {
   const out: Record<string, unknown> = { name: '' };
   const attributes: unknown[] = [];
-  for (const [field, value] of fields(buf)) {
+  for (const r = new FieldReader(buf); r.next(); ) {
+    const field = r.field;
+    const value = r.value;
     if (field === 1) out.name = text(value);
     else if (field === 2) out.version = text(value);
     else if (field === 3) attributes.push(keyValueOf(value as Uint8Array));
@@ -59,7 +67,9 @@ function scopeOf(buf: Uint8Array): Record<string, unknown> {
 
 function spanOf(buf: Uint8Array): Record<string, unknown> {
   const out: Record<string, unknown> = { attributes: [] as unknown[], events: [] as unknown[] };
-  for (const [field, value] of fields(buf)) {
+  for (const r = new FieldReader(buf); r.next(); ) {
+    const field = r.field;
+    const value = r.value;
     switch (field) {
       case 1:
         out.traceId = hex(value);
@@ -107,7 +117,9 @@ function spanOf(buf: Uint8Array): Record<string, unknown> {
 
 function eventOf(buf: Uint8Array): Record<string, unknown> {
   const out: Record<string, unknown> = { attributes: [] as unknown[] };
-  for (const [field, value] of fields(buf)) {
+  for (const r = new FieldReader(buf); r.next(); ) {
+    const field = r.field;
+    const value = r.value;
     if (field === 1) out.timeUnixNano = String(value);
     else if (field === 2) out.name = text(value);
     else if (field === 3) (out.attributes as unknown[]).push(keyValueOf(value as Uint8Array));
@@ -118,7 +130,9 @@ function eventOf(buf: Uint8Array): Record<string, unknown> {
 
 function statusOf(buf: Uint8Array): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [field, value] of fields(buf)) {
+  for (const r = new FieldReader(buf); r.next(); ) {
+    const field = r.field;
+    const value = r.value;
     if (field === 2) out.message = text(value);
     else if (field === 3) out.code = Number(value);
   }
@@ -127,15 +141,17 @@ function statusOf(buf: Uint8Array): Record<string, unknown> {
 
 function attributesOf(buf: Uint8Array, fieldNumber: number): unknown[] {
   const out: unknown[] = [];
-  for (const [field, value] of fields(buf))
-    if (field === fieldNumber) out.push(keyValueOf(value as Uint8Array));
+  for (const r = new FieldReader(buf); r.next(); )
+    if (r.field === fieldNumber) out.push(keyValueOf(r.value as Uint8Array));
   return out;
 }
 
 function keyValueOf(buf: Uint8Array): Record<string, unknown> {
   let key = '';
   let value: Record<string, unknown> = {};
-  for (const [field, v] of fields(buf)) {
+  for (const r = new FieldReader(buf); r.next(); ) {
+    const field = r.field;
+    const v = r.value;
     if (field === 1) key = text(v);
     else if (field === 2) value = anyValueOf(v as Uint8Array);
   }
@@ -144,7 +160,9 @@ function keyValueOf(buf: Uint8Array): Record<string, unknown> {
 
 function anyValueOf(buf: Uint8Array): Record<string, unknown> {
   let out: Record<string, unknown> = {};
-  for (const [field, v] of fields(buf)) {
+  for (const r = new FieldReader(buf); r.next(); ) {
+    const field = r.field;
+    const v = r.value;
     switch (field) {
       case 1:
         out = { stringValue: text(v) };
@@ -175,7 +193,7 @@ function anyValueOf(buf: Uint8Array): Record<string, unknown> {
 /** `ArrayValue.values` / `KeyValueList.values`: repeated field 1. */
 function listOf(buf: Uint8Array): Uint8Array[] {
   const out: Uint8Array[] = [];
-  for (const [field, v] of fields(buf)) if (field === 1) out.push(v as Uint8Array);
+  for (const r = new FieldReader(buf); r.next(); ) if (r.field === 1) out.push(r.value as Uint8Array);
   return out;
 }
 

@@ -8,20 +8,70 @@
 export type FieldValue = bigint | Uint8Array | number;
 
 /**
- * (field number, value, wire type): varints as numbers up to 2^49 and as bigint above (so
- * negative and 64-bit integers stay exact), fixed64 as bigint, fixed32 as number, bytes as
- * views. Numbers first because nearly every varint in OTLP is a tag, a length or a small
- * enum: decoding them through BigInt was most of the decoder's time.
+ * A cursor over one message's fields: `while (r.next())` then `r.field`, `r.wire`,
+ * `r.value` — varints as numbers up to 2^49 and as bigint above (so negative and 64-bit
+ * integers stay exact), fixed64 as bigint, fixed32 as number, bytes as views. Numbers and a
+ * reused cursor because nearly every varint in OTLP is a tag, a length or a small enum, and
+ * a decoder built on BigInt and per-field tuples spent most of its time allocating.
+ * Throws on truncated or malformed input, never reads past the buffer.
  */
-export function* fields(buf: Uint8Array): Generator<[number, FieldValue, number]> {
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  let pos = 0;
-  const varint = (): number | bigint => {
+export class FieldReader {
+  field = 0;
+  wire = 0;
+  value: FieldValue = 0;
+  private _pos = 0;
+  private _view: DataView | undefined;
+
+  constructor(private readonly _buf: Uint8Array) {}
+
+  next(): boolean {
+    const buf = this._buf;
+    if (this._pos >= buf.length) return false;
+    const key = Number(this._varint());
+    const field = Math.floor(key / 8);
+    const wire = key % 8;
+    if (field === 0) throw new Error('field number 0');
+    this.field = field;
+    this.wire = wire;
+    switch (wire) {
+      case 0:
+        this.value = this._varint();
+        break;
+      case 1:
+        if (this._pos + 8 > buf.length) throw new Error('truncated fixed64');
+        this.value = this._dataView().getBigUint64(this._pos, true);
+        this._pos += 8;
+        break;
+      case 2: {
+        const len = Number(this._varint());
+        if (this._pos + len > buf.length) throw new Error('truncated length-delimited field');
+        this.value = buf.subarray(this._pos, this._pos + len);
+        this._pos += len;
+        break;
+      }
+      case 5:
+        if (this._pos + 4 > buf.length) throw new Error('truncated fixed32');
+        this.value = this._dataView().getUint32(this._pos, true);
+        this._pos += 4;
+        break;
+      default:
+        throw new Error(`unsupported wire type ${wire}`);
+    }
+    return true;
+  }
+
+  private _dataView(): DataView {
+    this._view ??= new DataView(this._buf.buffer, this._buf.byteOffset, this._buf.byteLength);
+    return this._view;
+  }
+
+  private _varint(): number | bigint {
+    const buf = this._buf;
     let result = 0;
     let mul = 1;
     for (let i = 0; i < 7; i++) {
-      if (pos >= buf.length) throw new Error('truncated varint');
-      const b = buf[pos++]!;
+      if (this._pos >= buf.length) throw new Error('truncated varint');
+      const b = buf[this._pos++]!;
       result += (b & 0x7f) * mul;
       if ((b & 0x80) === 0) return result;
       mul *= 128;
@@ -29,44 +79,20 @@ export function* fields(buf: Uint8Array): Generator<[number, FieldValue, number]
     let big = BigInt(result);
     let shift = 49n;
     for (;;) {
-      if (pos >= buf.length) throw new Error('truncated varint');
-      const b = buf[pos++]!;
+      if (this._pos >= buf.length) throw new Error('truncated varint');
+      const b = buf[this._pos++]!;
       big |= BigInt(b & 0x7f) << shift;
       if ((b & 0x80) === 0) return BigInt.asUintN(64, big);
       shift += 7n;
       if (shift > 63n) throw new Error('varint too long');
     }
-  };
-  while (pos < buf.length) {
-    const key = Number(varint());
-    const field = Math.floor(key / 8);
-    const wire = key % 8;
-    if (field === 0) throw new Error('field number 0');
-    switch (wire) {
-      case 0:
-        yield [field, varint(), wire];
-        break;
-      case 1:
-        if (pos + 8 > buf.length) throw new Error('truncated fixed64');
-        yield [field, view.getBigUint64(pos, true), wire];
-        pos += 8;
-        break;
-      case 2: {
-        const len = Number(varint());
-        if (pos + len > buf.length) throw new Error('truncated length-delimited field');
-        yield [field, buf.subarray(pos, pos + len), wire];
-        pos += len;
-        break;
-      }
-      case 5:
-        if (pos + 4 > buf.length) throw new Error('truncated fixed32');
-        yield [field, view.getUint32(pos, true), wire];
-        pos += 4;
-        break;
-      default:
-        throw new Error(`unsupported wire type ${wire}`);
-    }
   }
+}
+
+/** (field number, value, wire type) of each field, for callers that prefer iteration. */
+export function* fields(buf: Uint8Array): Generator<[number, FieldValue, number]> {
+  const r = new FieldReader(buf);
+  while (r.next()) yield [r.field, r.value, r.wire];
 }
 
 /** Bytes of a length-delimited field, or a clear error when the wire type is another. */
