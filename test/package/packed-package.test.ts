@@ -281,7 +281,7 @@ describe('the public API', () => {
     }
   });
 
-  it('type-checks a strict consumer without loading zod or internal modules', () => {
+  it('type-checks strict ESM and CommonJS consumers without loading zod or internal modules', () => {
     writeFileSync(
       join(app, 'consumer.ts'),
       [
@@ -296,6 +296,11 @@ describe('the public API', () => {
         '',
       ].join('\n'),
     );
+    // CommonJS TypeScript: `module: nodenext` (TypeScript ≥ 5.8) knows Node's require(esm).
+    writeFileSync(
+      join(app, 'consumer-cjs.cts'),
+      "import toolwatch = require('toolwatch');\nexport const load: typeof toolwatch.loadPolicy = toolwatch.loadPolicy;\n",
+    );
     writeFileSync(
       join(app, 'tsconfig.json'),
       JSON.stringify({
@@ -308,7 +313,7 @@ describe('the public API', () => {
           types: [],
           noEmit: true,
         },
-        files: ['consumer.ts'],
+        files: ['consumer.ts', 'consumer-cjs.cts'],
       }),
     );
     const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
