@@ -65,7 +65,9 @@ describe('examples/ci: the workflow’s commands, as CI runs them', () => {
     expect(report).toContain('| refund-typo-prone | 4/6 | 0.67 | 0 | learning-zone |');
     expect(report).toContain('| shipping-wrong-tool | 0/6 | 0.00 | 0 | saturated-fail |');
     expect(report).toContain('✅ gate forbidden_tool_calls: 0 (max 0) held');
-    expect(report).toMatch(/### By tool[\s\S]*\| get_order_detail \| 18 \| 55\.6% \| 55\.6% \| 0 \| 0 \| 2 \|/);
+    expect(report).toMatch(
+      /### By tool[\s\S]*\| get_order_detail \| 18 \| 55\.6% \| 55\.6% \| 0 \| 0 \| 2 \|/,
+    );
     expect(report).toMatch(/### By intent[\s\S]*\| order_status \| 12 \| 6 \| 50\.0% \|/);
     expect(report).toMatch(/### By risk[\s\S]*\| high \| 6 \| 6 \| 100\.0% \|/);
     expect(rollouts.stderr).toContain('24 rollouts, 24 scored, 16 passed, 0 errors');

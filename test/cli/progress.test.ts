@@ -36,7 +36,13 @@ rules:
 
 async function score(tty: boolean): Promise<{ stderr: string; runs: number }> {
   let stderr = '';
-  const io = { stdout: () => {}, stderr: (t: string) => void (stderr += t), stderrIsTTY: tty };
+  const io = {
+    stdout: () => {},
+    stderr: (t: string) => {
+      stderr += t;
+    },
+    stderrIsTTY: tty,
+  };
   const stats = await scoreStream({
     files: [file],
     policy,

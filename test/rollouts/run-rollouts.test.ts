@@ -1,7 +1,6 @@
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import { parseCasesText } from '../../src/cases/load-cases.js';
-import { parsePolicyText } from '../../src/policy/load-policy.js';
 import { classify } from '../../src/rollouts/calibration-grid.js';
 import { runRollouts } from '../../src/rollouts/run-rollouts.js';
 import agent from './scripted-agent.js';
