@@ -208,6 +208,29 @@ describe('the README, run against the installed tarball', () => {
     }
   });
 
+  it('every policy in the README loads', () => {
+    // Policy files: top-level `version` and `rules` (other YAML, like eval-dataset cases, is not one).
+    const policies = blocks.filter(
+      (b) => b.lang === 'yaml' && /^version:/m.test(b.code) && /^rules:/m.test(b.code),
+    );
+    expect(policies.length).toBeGreaterThanOrEqual(2);
+    for (const block of policies) {
+      const file = `policy-${block.index}.yaml`;
+      writeFileSync(join(app, file), block.code);
+      const r = run(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `const { loadPolicy } = await import('toolwatch'); const p = await loadPolicy(${JSON.stringify(file)}); console.log(p.rules.length);`,
+        ],
+        app,
+      );
+      expect(r.status, `${block.code}\n${r.stderr}`).toBe(0);
+      expect(Number(r.stdout.trim())).toBeGreaterThan(0);
+    }
+  });
+
   it('the offline snippet scores the recorded trace, and so does the README CLI line', () => {
     const r = runProgram(programs.find((p) => p.code.includes('evaluateTraces'))!);
     expect(r.stdout.trim()).toBe('refund-agent passed');
