@@ -84,8 +84,9 @@ export interface RunRolloutsResult {
 /**
  * agno's `run_rollouts(env, k, concurrency)` for TypeScript agents: runs `agent` k times per
  * case, at most `concurrency` at once, each rollout inside an agent span
- * (`invoke_agent toolwatch.rollout`) carrying `toolwatch.case.id`; the same
- * `ToolwatchSpanProcessor` captures the agent's spans in process and judges each rollout
+ * (`invoke_agent toolwatch.rollout`) carrying `toolwatch.case.id`, the case input and the
+ * agent's answer (`gen_ai.input.messages` / `gen_ai.output.messages`, which judges read); the
+ * same `ToolwatchSpanProcessor` captures the agent's spans in process and judges each rollout
  * against its case's rule. An agent that throws or times out fails that rollout only.
  */
 export async function runRollouts(options: RunRolloutsOptions): Promise<RunRolloutsResult> {
@@ -181,6 +182,7 @@ async function runOne(
         'gen_ai.agent.name': 'toolwatch.rollout',
         [ATTR_TOOLWATCH_CASE_ID]: c.id,
         [ATTR_TOOLWATCH_ROLLOUT_INDEX]: rollout,
+        'gen_ai.input.messages': messages('user', c.input),
       },
     },
     async (span) => {
@@ -208,6 +210,8 @@ async function runOne(
             }, timeoutMs);
           }),
         ]);
+        // The answer on the rollout span: what an llm_judge (answer_facts) reads as the run's output.
+        if (answer !== undefined) span.setAttribute('gen_ai.output.messages', messages('assistant', answer));
       } catch (err) {
         error = err instanceof Error ? err.message : String(err);
         span.recordException(err instanceof Error ? err : new Error(error));
@@ -227,6 +231,13 @@ async function runOne(
       };
     },
   );
+}
+
+/** GenAI semantic-convention messages: text becomes one text part; chat messages are kept. */
+function messages(role: 'user' | 'assistant', value: unknown): string {
+  if (Array.isArray(value)) return JSON.stringify(value);
+  const content = typeof value === 'string' ? value : JSON.stringify(value);
+  return JSON.stringify([{ role, parts: [{ type: 'text', content }] }]);
 }
 
 /** FNV-1a of `id#rollout`: stable across runs and machines. */

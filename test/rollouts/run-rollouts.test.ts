@@ -121,3 +121,42 @@ describe('runRollouts with an AI SDK agent on a scripted model', () => {
     expect(classify(5, 6, { saturatedPass: 0.8 })).toBe('saturated-pass');
   });
 });
+
+describe('runRollouts with a judge for answer_facts', () => {
+  it('adds the trajectory_grounding judge and hands it the case input and the agent answer', async () => {
+    const prompts: string[] = [];
+    const judge = async (request: { prompt: string }) => {
+      prompts.push(request.prompt);
+      const grounded = /qualifies for a refund/.test(request.prompt);
+      return JSON.stringify({
+        arg_semantic_pass: true,
+        grounding_pass: grounded,
+        missing_facts: [],
+        reason: 'checked',
+      });
+    };
+    const result = await runRollouts({
+      cases: parseCasesText(`
+- id: grounded
+  input: I would like a refund for order A1024.
+  context: { order: A1024 }
+  expected_tools: [get_order_detail, check_refund_policy]
+  answer_facts: ["says whether the order qualifies"]
+`),
+      agent,
+      k: 2,
+      judges: { default: judge },
+    });
+    expect(prompts).toHaveLength(2);
+    expect(prompts[0]).toContain('I would like a refund for order A1024.');
+    expect(prompts[0]).toContain('Order A1024 qualifies for a refund; a colleague will process it.');
+    expect(prompts[0]).toContain('says whether the order qualifies');
+    for (const r of result.rollouts) {
+      expect(r.verdict!.results.map((x) => [x.kind, x.label])).toEqual([
+        ['trajectory', 'pass'],
+        ['llm_judge', 'pass'],
+      ]);
+    }
+    expect(result.grid.rows[0]).toMatchObject({ passed: 2, scored: 2, class: 'saturated-pass' });
+  });
+});
