@@ -17,6 +17,8 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
+import { ToolwatchGateway } from '../src/gateway/toolwatch-gateway.js';
+import { parsePolicyText } from '../src/policy/load-policy.js';
 import type { BenchReport } from './run.js';
 
 const root = new URL('../', import.meta.url).pathname;
@@ -24,6 +26,17 @@ const TRACES = 3000;
 const TRACES_PER_REQUEST = 10;
 const SPANS_PER_TRACE = 12;
 const CONCURRENCY = 8;
+const ROUNDS = 3;
+
+function median(xs: number[]): number {
+  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+}
+
+/** Index of the median element (the pair whose figures are shown). */
+function medianIndex(xs: number[]): number {
+  const m = median(xs);
+  return xs.indexOf(m);
+}
 
 /** Requests of 10 whole traces each (120 spans): a BatchSpanProcessor's usual shape. */
 function buildRequests(): Uint8Array[] {
@@ -129,12 +142,14 @@ async function startGatewayProc(options: Record<string, unknown>): Promise<Gatew
     import { parsePolicyText } from './src/policy/load-policy.ts';
     const o = JSON.parse(process.argv[1]);
     const g = await startGateway({ ...o, policy: parsePolicyText(o.policy) });
+    // Memory rows only: collect often, so the heap gauge shows what is held, not garbage.
+    if (o.collectGarbage) setInterval(() => globalThis.gc(), 100).unref();
     console.log('READY', JSON.stringify(g.addresses));
     process.on('SIGTERM', async () => { await g.close(); process.exit(0); });
   `;
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', '--input-type=module', '-e', code, JSON.stringify(options)],
+    ['--expose-gc', '--import', 'tsx', '--input-type=module', '-e', code, JSON.stringify(options)],
     {
       cwd: root,
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -286,13 +301,18 @@ async function memoryPerTrace(requests: Uint8Array[], sinkUrl: string): Promise<
     metrics: { port: 0 },
     decisionWaitMs: 600_000,
     maxWaitMs: 600_000,
+    collectGarbage: true,
   });
+  const settle = () => new Promise((r) => setTimeout(r, 400));
   const heap = () => metric(g, 'nodejs_heap_used_bytes');
+  await load(requests.slice(0, 5), (b) => postHttp(g.http, b)); // warm the code paths
+  await settle();
   const before = await heap();
-  await load(requests, (b) => postHttp(g.http, b));
+  await load(requests.slice(5), (b) => postHttp(g.http, b));
+  await settle();
   const after = await heap();
   await stop(g.child);
-  return (after - before) / (requests.length * TRACES_PER_REQUEST);
+  return (after - before) / ((requests.length - 5) * TRACES_PER_REQUEST);
 }
 
 async function scaleOut(
@@ -362,16 +382,62 @@ async function scaleOut(
   };
 }
 
+/**
+ * The gateway core alone, in this process, without sockets: ingest every request, then judge
+ * and hand everything to a forwarder with no endpoint. Median of 5 alternating rounds.
+ */
+async function coreRows(requests: Uint8Array[]): Promise<Record<string, string | number>[]> {
+  const policy = parsePolicyText(POLICY);
+  const spans = requests.length * TRACES_PER_REQUEST * SPANS_PER_TRACE;
+  const samples: Record<string, number[]> = { judging: [], 'decode + forward only': [] };
+  for (let round = 0; round < 5; round++) {
+    for (const judging of [false, true]) {
+      let now = 0;
+      const g = new ToolwatchGateway({ policy, judging, decisionWaitMs: 10, now: () => now });
+      const t0 = performance.now();
+      for (const body of requests) g.ingest(body, 'http');
+      now = 1000;
+      await g.tick();
+      samples[judging ? 'judging' : 'decode + forward only']!.push(((performance.now() - t0) * 1000) / spans);
+      await g.close(100);
+    }
+  }
+  const base = median(samples['decode + forward only']!);
+  return Object.entries(samples).map(([mode, xs]) => ({
+    transport: 'none (core, in process)',
+    mode,
+    'spans/s (in → forwarded)': Math.round(1e6 / median(xs)),
+    'µs/span': median(xs),
+    ...(mode === 'judging' ? { 'ratio vs decode+forward': base / median(xs) } : {}),
+  }));
+}
+
 export async function run(): Promise<BenchReport> {
   const requests = buildRequests();
   const sink = await startSink();
-  const rows: Record<string, string | number>[] = [];
+  const rows: Record<string, string | number>[] = await coreRows(requests);
+  // Alternating pairs (judging first, then last), medians: the machine is shared and its
+  // load changes between rows.
   for (const transport of ['http', 'grpc'] as const) {
-    const judged = await ingestRow(requests, transport, true, sink.url);
-    const baseline = await ingestRow(requests, transport, false, sink.url);
-    const ratio =
-      (judged['spans/s (in → forwarded)'] as number) / (baseline['spans/s (in → forwarded)'] as number);
-    rows.push(baseline, { ...judged, 'ratio vs decode+forward': ratio });
+    const pairs: { judged: Record<string, string | number>; baseline: Record<string, string | number> }[] =
+      [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const first = round % 2 === 0;
+      const a = await ingestRow(requests, transport, first, sink.url);
+      const b = await ingestRow(requests, transport, !first, sink.url);
+      pairs.push(first ? { judged: a, baseline: b } : { judged: b, baseline: a });
+    }
+    const rate = (r: Record<string, string | number>) => r['spans/s (in → forwarded)'] as number;
+    const ratios = pairs.map((p) => rate(p.judged) / rate(p.baseline));
+    const mid = pairs[medianIndex(ratios)]!;
+    rows.push(
+      { ...mid.baseline, rounds: ROUNDS },
+      {
+        ...mid.judged,
+        'ratio vs decode+forward': median(ratios),
+        'ratios (each pair)': ratios.map((r) => r.toFixed(2)).join(' '),
+      },
+    );
   }
   const perTrace = await memoryPerTrace(requests.slice(0, 100), sink.url);
   for (const n of [1, 2]) rows.push(await scaleOut(requests, n, sink.url));

@@ -6,8 +6,8 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
-import { otlpJsonFromProtobuf } from '../../src/otlp/otlp-protobuf.js';
 import { spansFromOtlpJson } from '../../src/conventions/from-otlp-json.js';
+import { otlpJsonFromProtobuf } from '../../src/otlp/otlp-protobuf.js';
 
 function recordSpans() {
   const exporter = new InMemorySpanExporter();
