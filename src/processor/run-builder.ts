@@ -3,6 +3,7 @@ import { classifySpan } from '../conventions/classify.js';
 import { fromReadableSpan, hrTimeToMs } from '../conventions/from-readable-span.js';
 import { agentNameOf, SpanRole } from '../conventions/span-role.js';
 import type { RunIdentity } from '../evaluation/match-rules.js';
+import type { SpanReading } from '../reconstruction/read-facts.js';
 import { reconstructTrace } from '../reconstruction/reconstruct-trace.js';
 import type { ReconstructedTrace, SpanEventLike, SpanLike, StatusCode } from '../types.js';
 import { mergeAttributes } from '../util/merge-attributes.js';
@@ -67,6 +68,7 @@ function toEvent(event: ReadableSpan['events'][number]): SpanEventLike {
  */
 export function rebuildRuns(state: TraceState): ReconstructedTrace {
   const spans: SpanLike[] = [];
+  const readings: Array<SpanReading | undefined> = [];
   let previous = Number.NEGATIVE_INFINITY;
   for (const entry of state.spans.values()) {
     if (entry.role === SpanRole.NONE && !entry.needed) continue;
@@ -88,8 +90,9 @@ export function rebuildRuns(state: TraceState): ReconstructedTrace {
       previous = like.startTime;
     }
     spans.push(like);
+    readings.push(entry.open ? undefined : entry.reading);
   }
-  return reconstructTrace(spans);
+  return reconstructTrace(spans, readings);
 }
 
 /**

@@ -472,7 +472,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     if (!leaf) {
       entry.like = spanLikeOf(entry, span, true);
       // Arguments, results and model outputs are parsed now, while fresh, and only once.
-      if (entry.role !== SpanRole.NONE) readAhead(entry.like);
+      if (entry.role !== SpanRole.NONE) entry.reading = readAhead(entry.like);
     }
     if (entry.open) state.openCount--;
     entryClosed(entry);

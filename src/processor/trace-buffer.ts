@@ -1,6 +1,7 @@
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { SpanRole } from '../conventions/span-role.js';
 import type { ToolwatchMetrics } from '../emission/metrics.js';
+import type { SpanReading } from '../reconstruction/read-facts.js';
 import type { SpanLike } from '../types.js';
 import type { LiveAgent } from './live-misuse.js';
 import type { ProblemLog } from './problem-log.js';
@@ -26,6 +27,8 @@ export interface SpanEntry {
   needed: boolean;
   /** The span as reconstruction reads it, built once when it ended. */
   like: SpanLike | undefined;
+  /** Its facts, read when it ended. */
+  reading: SpanReading | undefined;
   /** Live counts of an agent span (null: no rule with live limits applies). */
   live: LiveAgent | null | undefined;
   /** High-resolution start (epoch ms) taken in `onStart`. */
@@ -147,6 +150,7 @@ export function newEntry(
     activeChildren: 0,
     needed: false,
     like: undefined,
+    reading: undefined,
     live: undefined,
     t0: undefined,
     toolScope: undefined,

@@ -1,5 +1,6 @@
+import { classifySpan } from '../conventions/classify.js';
 import type { SpanLike } from '../types.js';
-import { classificationOf } from './read-facts.js';
+import type { SpanReading } from './read-facts.js';
 import { i32, type Node, ProblemLog, u8 } from './trace-model.js';
 
 /** The spans of one trace as nodes: normalised, linked to their parents, cycles broken. */
@@ -13,7 +14,10 @@ export interface IndexedSpans {
  * Phases 1-3 of reconstruction: index the spans (normalising what a careless sender may get
  * wrong), link parents (orphans become roots) and break parent cycles.
  */
-export function indexSpans(spans: SpanLike[]): IndexedSpans {
+export function indexSpans(
+  spans: SpanLike[],
+  readings?: ReadonlyArray<SpanReading | undefined>,
+): IndexedSpans {
   const list: unknown[] = Array.isArray(spans) ? spans : [];
   let traceId = '';
   for (const s of list) {
@@ -48,10 +52,12 @@ export function indexSpans(spans: SpanLike[]): IndexedSpans {
       );
       continue;
     }
-    const { role, adapter } = classificationOf(span);
+    const reading = readings?.[i];
+    const { role, adapter } = reading?.classification ?? classifySpan(span);
     byId.set(span.spanId, nodes.length);
     nodes.push({
       span,
+      reading,
       id: span.spanId,
       parent: -1,
       children: undefined,

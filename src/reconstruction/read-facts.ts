@@ -4,36 +4,29 @@ import type { SpanLike } from '../types.js';
 import type { Node } from './trace-model.js';
 
 /** What phase 4 reads from one span, when it was read ahead of reconstruction. */
-interface Reading {
+export interface SpanReading {
   classification: Classification;
   tool?: ToolFacts | undefined;
   llm?: LlmFacts | undefined;
   agent?: AgentFacts | undefined;
 }
 
-const READ_AHEAD = new WeakMap<SpanLike, Reading>();
-
 /**
- * Reads a span's facts now, for a reconstruction later: the processor calls this as each
- * span of a sampled run ends, while its attributes are fresh in memory, so arguments and
- * results are parsed once, then, and judging the run reuses them. The span must not change
- * afterwards (ended spans do not).
+ * Reads a span's facts now, for a reconstruction later (handed to `reconstructTrace` beside
+ * the span): the processor calls this as each span of a sampled run ends, while its
+ * attributes are fresh in memory, so arguments and results are parsed once, then, and
+ * judging the run reuses them. The span must not change afterwards (ended spans do not).
  */
-export function readAhead(span: SpanLike): void {
+export function readAhead(span: SpanLike): SpanReading {
   const classification = classifySpan(span);
-  const reading: Reading = { classification };
+  const reading: SpanReading = { classification };
   const adapter = classification.adapter;
   if (adapter !== undefined) {
     if (classification.role === 'tool') reading.tool = safeTool(adapter, span);
     else if (classification.role === 'llm') reading.llm = safeLlmOutput(adapter, span);
     else if (classification.role === 'agent') reading.agent = safeAgent(adapter, span);
   }
-  READ_AHEAD.set(span, reading);
-}
-
-/** The span's role and adapter, read ahead or now. */
-export function classificationOf(span: SpanLike): Classification {
-  return READ_AHEAD.get(span)?.classification ?? classifySpan(span);
+  return reading;
 }
 
 /**
@@ -48,7 +41,7 @@ export function readFacts(nodes: Node[]): void {
   for (const node of nodes) {
     const adapter = node.adapter;
     if (!adapter) continue;
-    const ahead = READ_AHEAD.get(node.span);
+    const ahead = node.reading;
     if (node.role === 'tool') {
       const facts = ahead !== undefined ? ahead.tool : toolFacts(node);
       if (facts) node.callId = facts.callId;
@@ -82,7 +75,7 @@ export function toolFacts(node: Node): ToolFacts | undefined {
   if (node.tool) return node.tool;
   const adapter = node.adapter;
   if (!adapter) return undefined;
-  const ahead = READ_AHEAD.get(node.span);
+  const ahead = node.reading;
   return ahead !== undefined && ahead.classification.role === 'tool'
     ? ahead.tool
     : safeTool(adapter, node.span);
@@ -107,7 +100,7 @@ export function llmFacts(node: Node): LlmFacts | undefined {
   if (node.llm) return node.llm;
   const adapter = node.adapter;
   if (!adapter) return undefined;
-  const ahead = READ_AHEAD.get(node.span);
+  const ahead = node.reading;
   return ahead !== undefined && ahead.classification.role === 'llm'
     ? ahead.llm
     : safeLlmOutput(adapter, node.span);

@@ -3,7 +3,7 @@ import { assignRuns } from './assign-runs.js';
 import { buildCalls } from './build-calls.js';
 import { buildHistory, SeenCalls } from './build-history.js';
 import { indexSpans } from './index-spans.js';
-import { readFacts } from './read-facts.js';
+import { readFacts, type SpanReading } from './read-facts.js';
 import { reparentHandoffs } from './reparent-handoffs.js';
 import { byRunStart, push, sortIfNeeded } from './trace-model.js';
 import { walkTree } from './walk-tree.js';
@@ -31,9 +31,12 @@ export function reconstructTraces(spans: SpanLike[]): ReconstructedTrace[] {
  * spans (plus sorting), iterative (no recursion), and never throws on bad input: what it
  * cannot read lands in `problems`. Each phase is a module of its own.
  */
-export function reconstructTrace(spans: SpanLike[]): ReconstructedTrace {
-  // 1-3. Index spans, link parents, break cycles.
-  const { traceId, log, nodes } = indexSpans(spans);
+export function reconstructTrace(
+  spans: SpanLike[],
+  readings?: ReadonlyArray<SpanReading | undefined>,
+): ReconstructedTrace {
+  // 1-3. Index spans, link parents, break cycles (`readings[i]`, from `readAhead`, spares re-reading `spans[i]`).
+  const { traceId, log, nodes } = indexSpans(spans, readings);
   // 4. Read the spans that matter with the adapter that claimed them.
   readFacts(nodes);
   // 5-6. Order children; walk the tree once for history, agents and implicit-run anchors.

@@ -17,6 +17,7 @@ import type {
   ToolRequest,
 } from '../types.js';
 import { canonicalArgs } from './canonical-args.js';
+import type { SpanReading } from './read-facts.js';
 
 /**
  * What the phases of reconstruction share: the span nodes, the per-run working state, the
@@ -25,6 +26,8 @@ import { canonicalArgs } from './canonical-args.js';
 export const NO_REFUSALS: readonly RefusalFacts[] = [];
 export interface Node {
   span: SpanLike;
+  /** What was read from the span ahead of reconstruction, if anything. */
+  reading: SpanReading | undefined;
   id: string;
   parent: number;
   /** Undefined for leaves (most spans), to keep large traces light. */
