@@ -4,6 +4,7 @@ import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import * as grpc from '@grpc/grpc-js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   type RunningGateway,
@@ -146,7 +147,7 @@ describe('gateway security', () => {
   });
 
   const hasOpenssl = spawnSync('openssl', ['version']).status === 0;
-  it.skipIf(!hasOpenssl)('serves HTTPS when given a certificate', async () => {
+  it.skipIf(!hasOpenssl)('serves HTTPS and gRPC over TLS when given a certificate', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'toolwatch-tls-'));
     try {
       execFileSync(
@@ -170,7 +171,11 @@ describe('gateway security', () => {
         ],
         { stdio: 'ignore' },
       );
-      await start({ tls: { cert: join(dir, 'cert.pem'), key: join(dir, 'key.pem') }, decisionWaitMs: 50 });
+      await start({
+        tls: { cert: join(dir, 'cert.pem'), key: join(dir, 'key.pem') },
+        grpc: { port: 0 },
+        decisionWaitMs: 50,
+      });
       const body = protobufOf(recordRun(['lookup_account']));
       const status = await new Promise<number>((resolve, reject) => {
         const req = httpsRequest(
@@ -191,6 +196,27 @@ describe('gateway security', () => {
       expect(status).toBe(200);
       // Plain HTTP to the TLS port is not served.
       await expect(fetch(`http://${running.addresses.http}/healthz`)).rejects.toThrow();
+      // gRPC: a TLS client that trusts the certificate gets through, a plaintext one does not.
+      const call = (credentials: grpc.ChannelCredentials) =>
+        new Promise<grpc.status>((resolve) => {
+          const client = new grpc.Client(running.addresses.grpc!, credentials);
+          client.makeUnaryRequest(
+            '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+            (b: Buffer) => b,
+            (b: Buffer) => b,
+            Buffer.from(body),
+            new grpc.Metadata(),
+            { deadline: Date.now() + 5000 },
+            (err) => {
+              client.close();
+              resolve(err ? err.code : grpc.status.OK);
+            },
+          );
+        });
+      expect(await call(grpc.credentials.createSsl(readFileSync(join(dir, 'cert.pem'))))).toBe(
+        grpc.status.OK,
+      );
+      expect(await call(grpc.credentials.createInsecure())).not.toBe(grpc.status.OK);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -64,6 +64,41 @@ describe('toolwatch serve', () => {
     expect(stderr()).toMatch(/spans received 4, forwarded 4, dead-lettered 0, dropped 0/);
   });
 
+  it('--token-env requires the bearer token; the listeners default to 127.0.0.1', async () => {
+    process.env.TOOLWATCH_TEST_TOKEN = 'cli-secret';
+    const { child, stderr } = serve([
+      '--policy',
+      'examples/policies/support.yaml',
+      '--http',
+      ':0',
+      '--grpc',
+      'off',
+      '--metrics',
+      'off',
+      '--token-env',
+      'TOOLWATCH_TEST_TOKEN',
+    ]);
+    try {
+      const port = (await until(
+        'listening',
+        () => /listening http 127\.0\.0\.1:(\d+)/.exec(stderr())?.[1],
+        20_000,
+      ))!;
+      const post = (headers: Record<string, string>) =>
+        fetch(`http://127.0.0.1:${port}/v1/traces`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-protobuf', ...headers },
+          body: protobufOf(recordRun(['lookup_account'])),
+        });
+      expect((await post({})).status).toBe(401);
+      expect((await post({ authorization: 'Bearer cli-secret' })).status).toBe(200);
+    } finally {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+      delete process.env.TOOLWATCH_TEST_TOKEN;
+    }
+  });
+
   it('refuses bad flags with every problem listed (exit 2)', async () => {
     const { child, stderr } = serve(['--http', 'nope', '--forward', 'ftp://x', '--max-wait', 'soon']);
     const [code] = await once(child, 'exit');
