@@ -70,3 +70,8 @@ export function casesPolicy(cases: readonly EvalCase[], options: CasesPolicyOpti
     policy.redact = { ...policy.redact, prompt: base.redact.prompt };
   return policy;
 }
+
+/** Each case's `tags` by its rule name, for reports grouped by tag. */
+export function caseTags(cases: readonly EvalCase[]): Map<string, readonly string[]> {
+  return new Map(cases.filter((c) => c.tags && c.tags.length > 0).map((c) => [c.id, c.tags!]));
+}

@@ -183,6 +183,7 @@ export function renderHtml(report: Report): string {
   }
   parts.push(rateSection('by-intent', 'intent', report.byIntent, 'results'));
   parts.push(rateSection('by-risk', 'risk', report.byRisk, 'results'));
+  parts.push(rateSection('by-tag', 'tag', report.byTag, 'runs'));
   const failingTotal = report.failing.length + report.failingOmitted;
   parts.push(
     `<h2>Failing runs (${failingTotal}${report.failingOmitted > 0 ? `, first ${report.failing.length} kept` : ''})</h2>`,

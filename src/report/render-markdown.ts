@@ -86,6 +86,7 @@ export function renderMarkdown(report: Report): string {
   }
   out.push(...rateTable('intent', report.byIntent, 'results'));
   out.push(...rateTable('risk', report.byRisk, 'results'));
+  out.push(...rateTable('tag', report.byTag, 'runs'));
   if (report.failing.length === 0) {
     if (report.runs > 0) out.push('Every run passed.', '');
     return out.join('\n');

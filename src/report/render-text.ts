@@ -97,6 +97,7 @@ export function renderText(report: Report): string {
   }
   out.push(...rateTable('intent', report.byIntent, 'results'));
   out.push(...rateTable('risk', report.byRisk, 'results'));
+  out.push(...rateTable('tag', report.byTag, 'runs'));
   if (report.gates && report.gates.length > 0) out.push('', ...report.gates.map(gateLine));
   if (report.failing.length > 0) {
     out.push(

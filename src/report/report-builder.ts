@@ -20,6 +20,8 @@ export interface ReportBuilderOptions {
   maxFailing?: number;
   /** Default `toolwatch report`. */
   title?: string;
+  /** Tags by rule name (eval-dataset cases: the case's `tags`), for the by-tag grouping. */
+  ruleTags?: ReadonlyMap<string, readonly string[]>;
 }
 
 const NONE = '(none)';
@@ -37,6 +39,7 @@ export class ReportBuilder {
   private readonly byTool = new Map<string, ToolRow>();
   private readonly byIntent = new Map<string, RateRow>();
   private readonly byRisk = new Map<string, RateRow>();
+  private readonly byTag = new Map<string, RateRow>();
   private readonly tags = new Map<string, { risk?: string; intent?: string }>();
   private readonly failing: FailingRun[] = [];
   private failingOmitted = 0;
@@ -70,6 +73,7 @@ export class ReportBuilder {
     this.runs++;
     if (v.passed) this.passed++;
     bump(this.byRule, v.rule, v.passed);
+    for (const tag of this.options.ruleTags?.get(v.rule) ?? []) bump(this.byTag, tag, v.passed);
     for (const r of v.results) {
       const key = `${v.rule}\u0000${r.scorer}`;
       let row = this.byScorer.get(key);
@@ -153,6 +157,7 @@ export class ReportBuilder {
       byTool: [...this.byTool.values()].sort((a, b) => (a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : 0)),
       byIntent: [...this.byIntent.values()].sort(byName),
       byRisk: [...this.byRisk.values()].sort((a, b) => riskOrder(a.key) - riskOrder(b.key) || byName(a, b)),
+      byTag: [...this.byTag.values()].sort(byName),
       ...(this.gates ? { gates: this.gates } : {}),
       failing: this.failing,
       failingOmitted: this.failingOmitted,

@@ -82,6 +82,8 @@ export interface Report {
   byTool: ToolRow[];
   byIntent: RateRow[];
   byRisk: RateRow[];
+  /** Runs by eval-dataset case tag (a run counts under each tag of its case). */
+  byTag: RateRow[];
   gates?: GateOutcome[];
   failing: FailingRun[];
   /** Failing runs beyond those kept in `failing`. */

@@ -70,6 +70,9 @@ describe('examples/ci: the workflow’s commands, as CI runs them', () => {
     );
     expect(report).toMatch(/### By intent[\s\S]*\| order_status \| 12 \| 6 \| 50\.0% \|/);
     expect(report).toMatch(/### By risk[\s\S]*\| high \| 6 \| 6 \| 100\.0% \|/);
+    expect(report).toMatch(
+      /### By tag[\s\S]*\| refunds \| 12 \| 10 \| 83\.3% \|\n\| shipping \| 12 \| 6 \| 50\.0% \|\n\| smoke \| 6 \| 6 \| 100\.0% \|/,
+    );
     expect(rollouts.stderr).toContain('24 rollouts, 24 scored, 16 passed, 0 errors');
   });
 

@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { caseTags } from '../../cases/cases-policy.js';
 import { loadCases } from '../../cases/load-cases.js';
 import { PolicyError } from '../../policy/policy-error.js';
 import { gateLine } from '../../report/gate-line.js';
@@ -124,7 +125,7 @@ export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number
   }
   if (io.stderrIsTTY) io.stderr('\r\x1b[K');
 
-  const text = render(result, format);
+  const text = render(result, format, caseTags(cases));
   if (values.out) {
     try {
       await writeFile(values.out, text);
@@ -151,7 +152,11 @@ export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number
   return result.gates.some((g) => g.status === 'failed') ? 1 : 0;
 }
 
-function render(result: RunRolloutsResult, format: ReportFormat): string {
+function render(
+  result: RunRolloutsResult,
+  format: ReportFormat,
+  ruleTags: ReadonlyMap<string, readonly string[]>,
+): string {
   if (format === 'json') {
     return `${JSON.stringify({
       grid: result.grid,
@@ -170,7 +175,7 @@ function render(result: RunRolloutsResult, format: ReportFormat): string {
     })}\n`;
   }
   if (format === 'junit') return rolloutsJunit(result.rollouts, result.policy.redact);
-  const builder = new ReportBuilder({ policy: result.policy, title: 'toolwatch rollouts' });
+  const builder = new ReportBuilder({ policy: result.policy, title: 'toolwatch rollouts', ruleTags });
   for (const r of result.rollouts) {
     const where = `${r.case} #${r.rollout}`;
     if (r.verdict) builder.add(r.verdict, where);

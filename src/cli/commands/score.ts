@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { casesPolicy } from '../../cases/cases-policy.js';
+import { casesPolicy, caseTags } from '../../cases/cases-policy.js';
 import type { EvalCase } from '../../cases/eval-case.js';
 import { loadCases } from '../../cases/load-cases.js';
 import { caseSelector } from '../../cases/tie-cases.js';
@@ -140,7 +140,10 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
   const log = new ProblemLog(io.stderr, prefix);
   let output: Awaited<ReturnType<typeof openOutput>>;
   try {
-    output = await openOutput(format, values.out, io, { policy });
+    output = await openOutput(format, values.out, io, {
+      policy,
+      ...(cases ? { ruleTags: caseTags(cases) } : {}),
+    });
   } catch (err) {
     io.stderr(`${prefix}: ${(err as Error).message}\n`);
     return 2;
