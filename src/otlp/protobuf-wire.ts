@@ -19,6 +19,10 @@ export class FieldReader {
   field = 0;
   wire = 0;
   value: FieldValue = 0;
+  /** Offsets in the buffer: the field's tag, its value's first byte, and the byte after it. */
+  start = 0;
+  valueStart = 0;
+  valueEnd = 0;
   private _pos = 0;
   private _view: DataView | undefined;
 
@@ -27,12 +31,14 @@ export class FieldReader {
   next(): boolean {
     const buf = this._buf;
     if (this._pos >= buf.length) return false;
+    this.start = this._pos;
     const key = Number(this._varint());
     const field = Math.floor(key / 8);
     const wire = key % 8;
     if (field === 0) throw new Error('field number 0');
     this.field = field;
     this.wire = wire;
+    this.valueStart = this._pos;
     switch (wire) {
       case 0:
         this.value = this._varint();
@@ -45,6 +51,7 @@ export class FieldReader {
       case 2: {
         const len = Number(this._varint());
         if (this._pos + len > buf.length) throw new Error('truncated length-delimited field');
+        this.valueStart = this._pos;
         this.value = buf.subarray(this._pos, this._pos + len);
         this._pos += len;
         break;
@@ -57,6 +64,7 @@ export class FieldReader {
       default:
         throw new Error(`unsupported wire type ${wire}`);
     }
+    this.valueEnd = this._pos;
     return true;
   }
 

@@ -1,4 +1,4 @@
-import { ProtoWriter } from './protobuf-wire.js';
+import { FieldReader, ProtoWriter } from './protobuf-wire.js';
 
 /**
  * One span of an OTLP/protobuf `ExportTraceServiceRequest`, kept as the bytes it arrived as,
@@ -44,17 +44,17 @@ export interface SplitResult {
 export function splitTraceRequest(buf: Uint8Array): SplitResult {
   const spans: RawSpan[] = [];
   const rejected = { count: 0, reason: '' };
-  for (const rs = new FieldScanner(buf); rs.next(); ) {
+  for (const rs = new FieldReader(buf); rs.next(); ) {
     if (rs.field !== 1) continue;
     if (rs.wire !== 2) throw new Error('resource_spans is not length-delimited');
     const resourceBuf = buf.subarray(rs.valueStart, rs.valueEnd);
     const resource = envelopeOf(resourceBuf);
-    for (const ss = new FieldScanner(resourceBuf); ss.next(); ) {
+    for (const ss = new FieldReader(resourceBuf); ss.next(); ) {
       if (ss.field !== 2) continue;
       if (ss.wire !== 2) throw new Error('scope_spans is not length-delimited');
       const scopeBuf = resourceBuf.subarray(ss.valueStart, ss.valueEnd);
       const scope = envelopeOf(scopeBuf);
-      for (const sp = new FieldScanner(scopeBuf); sp.next(); ) {
+      for (const sp = new FieldReader(scopeBuf); sp.next(); ) {
         if (sp.field !== 2) continue;
         if (sp.wire !== 2) throw new Error('span is not length-delimited');
         const spanBuf = scopeBuf.subarray(sp.valueStart, sp.valueEnd);
@@ -74,12 +74,11 @@ function rawSpanOf(buf: Uint8Array, resource: Envelope, scope: Envelope): RawSpa
   let spanId: Uint8Array | undefined;
   let parent: Uint8Array | undefined;
   let end = 0n;
-  for (const f = new FieldScanner(buf); f.next(); ) {
+  for (const f = new FieldReader(buf); f.next(); ) {
     if (f.field === 1 && f.wire === 2) traceId = buf.subarray(f.valueStart, f.valueEnd);
     else if (f.field === 2 && f.wire === 2) spanId = buf.subarray(f.valueStart, f.valueEnd);
     else if (f.field === 4 && f.wire === 2) parent = buf.subarray(f.valueStart, f.valueEnd);
-    else if (f.field === 8 && f.wire === 1)
-      end = new DataView(buf.buffer, buf.byteOffset + f.valueStart, 8).getBigUint64(0, true);
+    else if (f.field === 8 && f.wire === 1) end = f.value as bigint;
   }
   if (traceId?.length !== 16 || isZero(traceId)) return 'span with a trace_id that is not 16 non-zero bytes';
   if (spanId?.length !== 8 || isZero(spanId)) return 'span with a span_id that is not 8 non-zero bytes';
@@ -102,71 +101,10 @@ function isZero(bytes: Uint8Array): boolean {
 /** Every field of a message except its repeated children (field 2), bytes copied. */
 function envelopeOf(buf: Uint8Array): Envelope {
   const w = new ProtoWriter();
-  for (const f = new FieldScanner(buf); f.next(); )
+  for (const f = new FieldReader(buf); f.next(); )
     if (f.field !== 2) w.raw(buf.subarray(f.start, f.valueEnd));
   const bytes = w.finish();
   return { bytes, key: Buffer.from(bytes).toString('latin1') };
-}
-
-/** Field boundaries of one message, as a reused cursor (no allocation per field). */
-class FieldScanner {
-  field = 0;
-  wire = 0;
-  /** Offset of the tag. */
-  start = 0;
-  valueStart = 0;
-  valueEnd = 0;
-  private _pos = 0;
-
-  constructor(private readonly _buf: Uint8Array) {}
-
-  next(): boolean {
-    const buf = this._buf;
-    if (this._pos >= buf.length) return false;
-    this.start = this._pos;
-    const key = this._varint();
-    this.field = Math.floor(key / 8);
-    this.wire = key % 8;
-    if (this.field === 0) throw new Error('field number 0');
-    this.valueStart = this._pos;
-    switch (this.wire) {
-      case 0:
-        this._varint();
-        break;
-      case 1:
-        this._pos += 8;
-        break;
-      case 2: {
-        const len = this._varint();
-        this.valueStart = this._pos;
-        this._pos += len;
-        break;
-      }
-      case 5:
-        this._pos += 4;
-        break;
-      default:
-        throw new Error(`unsupported wire type ${this.wire}`);
-    }
-    if (this._pos > buf.length) throw new Error('truncated field');
-    this.valueEnd = this._pos;
-    return true;
-  }
-
-  /** Protobuf tags and lengths fit in 2^53; a longer varint is only skipped. */
-  private _varint(): number {
-    const buf = this._buf;
-    let result = 0;
-    let mul = 1;
-    for (let i = 0; i < 10; i++) {
-      if (this._pos >= buf.length) throw new Error('truncated varint');
-      const b = buf[this._pos++]!;
-      result += (b & 0x7f) * mul;
-      if ((b & 0x80) === 0) return result;
-      mul *= 128;
-    }
-    throw new Error('varint too long');
-  }
 }
 
 /**
