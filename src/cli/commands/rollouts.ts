@@ -145,6 +145,8 @@ export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number
   );
   if (!values.gate) return 0;
   for (const g of result.gates) io.stderr(`${gateLine(g)}\n`);
+  if (result.gates.length === 0)
+    io.stderr('toolwatch rollouts: the policy has no gates (give --policy with gates)\n');
   if (scored === 0) {
     io.stderr('toolwatch rollouts: gate FAILED — nothing was scored\n');
     return 1;
