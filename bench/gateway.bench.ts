@@ -10,7 +10,6 @@ import { once } from 'node:events';
 import { createServer, Agent as HttpAgent, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
-import { context, SpanKind, trace } from '@opentelemetry/api';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import {
   BasicTracerProvider,
@@ -19,6 +18,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { ToolwatchGateway } from '../src/gateway/toolwatch-gateway.js';
 import { parsePolicyText } from '../src/policy/load-policy.js';
+import { emitAgentRun } from '../test/gateway/helpers.js';
 import type { BenchReport } from './run.js';
 
 const root = new URL('../', import.meta.url).pathname;
@@ -45,46 +45,8 @@ function buildRequests(): Uint8Array[] {
   const tracer = provider.getTracer('bench');
   const requests: Uint8Array[] = [];
   for (let i = 0; i < TRACES; i++) {
-    const rootSpan = tracer.startSpan('POST /support', { kind: SpanKind.SERVER });
-    const rootCtx = trace.setSpan(context.active(), rootSpan);
-    const agent = tracer.startSpan(
-      'invoke_agent support_agent',
-      { attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'support_agent' } },
-      rootCtx,
-    );
-    const agentCtx = trace.setSpan(rootCtx, agent);
-    const tools = [
-      'lookup_account',
-      'lookup_tickets',
-      'send_reply',
-      i % 10 === 0 ? 'delete_account' : 'close_ticket',
-    ];
-    tools.forEach((tool, k) => {
-      tracer
-        .startSpan(
-          `execute_tool ${tool}`,
-          {
-            attributes: {
-              'gen_ai.operation.name': 'execute_tool',
-              'gen_ai.tool.name': tool,
-              'gen_ai.tool.call.id': `call_${k}`,
-              'gen_ai.tool.call.arguments': JSON.stringify({ account_id: `A-${i}`, note: 'x'.repeat(40) }),
-            },
-          },
-          agentCtx,
-        )
-        .end();
-    });
-    for (let d = 0; d < 6; d++)
-      tracer
-        .startSpan(
-          `SELECT ${d}`,
-          { kind: SpanKind.CLIENT, attributes: { 'db.system': 'postgresql' } },
-          agentCtx,
-        )
-        .end();
-    agent.end();
-    rootSpan.end();
+    const last = i % 10 === 0 ? 'delete_account' : 'close_ticket';
+    emitAgentRun(tracer, ['lookup_account', 'lookup_tickets', 'send_reply', last], 6);
     if ((i + 1) % TRACES_PER_REQUEST === 0) {
       requests.push(ProtobufTraceSerializer.serializeRequest(exporter.getFinishedSpans())!);
       exporter.reset();

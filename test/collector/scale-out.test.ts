@@ -1,12 +1,12 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { context, SpanKind, trace } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { spansFromOtlpJson } from '../../src/conventions/from-otlp-json.js';
 import type { SpanLike } from '../../src/types.js';
+import { emitAgentRun } from '../gateway/helpers.js';
 import {
   collectorBinary,
   configDir,
@@ -41,30 +41,8 @@ function app(endpoint: string) {
   });
   const tracer = provider.getTracer('scale-out-app');
   /** One agent run; `forbidden` makes it call delete_account. Returns the trace id. */
-  const run = (forbidden: boolean): string => {
-    const root = tracer.startSpan('POST /support', { kind: SpanKind.SERVER });
-    const rootCtx = trace.setSpan(context.active(), root);
-    const agent = tracer.startSpan(
-      'invoke_agent support_agent',
-      { attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'support_agent' } },
-      rootCtx,
-    );
-    const agentCtx = trace.setSpan(rootCtx, agent);
-    for (const tool of ['lookup_account', forbidden ? 'delete_account' : 'send_reply']) {
-      tracer
-        .startSpan(
-          `execute_tool ${tool}`,
-          { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': tool } },
-          agentCtx,
-        )
-        .end();
-    }
-    tracer.startSpan('SELECT accounts', { kind: SpanKind.CLIENT }, agentCtx).end();
-    tracer.startSpan('SELECT tickets', { kind: SpanKind.CLIENT }, agentCtx).end();
-    agent.end();
-    root.end();
-    return root.spanContext().traceId;
-  };
+  const run = (forbidden: boolean): string =>
+    emitAgentRun(tracer, ['lookup_account', forbidden ? 'delete_account' : 'send_reply'], 2);
   return { provider, run };
 }
 

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { context, SpanKind, trace } from '@opentelemetry/api';
+import { context, SpanKind, type Tracer, trace } from '@opentelemetry/api';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import {
   BasicTracerProvider,
@@ -38,11 +38,11 @@ const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProces
 const tracer = provider.getTracer('gateway-test', '1.0.0');
 
 /**
- * One real SDK trace: an HTTP server root, the `support_agent` run under it, one tool span
- * per name (and `extraSpans` plain child spans). Spans in the order the SDK ended them.
+ * One agent run made with a real SDK tracer: an HTTP server root, the `support_agent` run
+ * under it, one tool span per name, then `extraSpans` plain child spans. Returns the trace id.
+ * Shared by the gateway tests, the Collector tests and the gateway bench.
  */
-export function recordRun(tools: string[], extraSpans = 0): ReadableSpan[] {
-  exporter.reset();
+export function emitAgentRun(tracer: Tracer, tools: string[], extraSpans = 0): string {
   const root = tracer.startSpan('POST /support', {
     kind: SpanKind.SERVER,
     attributes: { 'http.route': '/support' },
@@ -72,6 +72,13 @@ export function recordRun(tools: string[], extraSpans = 0): ReadableSpan[] {
   for (let i = 0; i < extraSpans; i++) tracer.startSpan(`db ${i}`, { attributes: { i } }, agentCtx).end();
   agent.end();
   root.end();
+  return root.spanContext().traceId;
+}
+
+/** `emitAgentRun` on an in-memory exporter: the run's spans, in the order the SDK ended them. */
+export function recordRun(tools: string[], extraSpans = 0): ReadableSpan[] {
+  exporter.reset();
+  emitAgentRun(tracer, tools, extraSpans);
   return exporter.getFinishedSpans().slice();
 }
 
