@@ -366,6 +366,9 @@ function describeValue(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return value.length === 0 ? 'an empty array' : 'an array of other things';
   if (typeof value === 'object') {
+    const v = value as Record<string, unknown>;
+    const spans = v.resourceSpans ?? v.resource_spans;
+    if (spans !== undefined) return `resourceSpans is ${spans === null ? 'null' : typeof spans}, not a list`;
     const keys = Object.keys(value as object);
     return keys.length === 0
       ? 'an empty object'

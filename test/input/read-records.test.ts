@@ -166,6 +166,10 @@ describe('readRecords', () => {
   it('coalesces a run of bad lines between good ones into one problem with its line range', async () => {
     const good = jsonl(2).split('\n');
     const text = [good[0], 'oops', '{"a":1}', '[1,2]', good[1], '{"resourceSpans": ['].join('\n');
+    const wrong = await read('wrong.jsonl', `${good[0]}\n{"resourceSpans": "nope"}\n`);
+    expect(wrong.problems.map((p) => p.message)).toEqual([
+      'not an OTLP ExportTraceServiceRequest (resourceSpans is string, not a list)',
+    ]);
     const { records, problems } = await read('mixed.jsonl', text);
     expect(records.map((r) => r.line)).toEqual([1, 5]);
     expect(problems.map((p) => [p.line, p.toLine, p.records])).toEqual([
