@@ -2,7 +2,7 @@ import type { Context, MeterProvider, TracerProvider } from '@opentelemetry/api'
 import { diag } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { DetachedSpanWatch } from '../conventions/detached-spans.js';
-import { lateSpanRole, SpanRole, spanRole, toolArgumentsOf, toolNameOf } from '../conventions/span-role.js';
+import { lateSpanRole, SpanRole, spanRole } from '../conventions/span-role.js';
 import { ToolwatchMetrics } from '../emission/metrics.js';
 import { type Placement, VerdictWriter } from '../emission/verdict-writer.js';
 import { JudgeLimiter } from '../evaluation/judge-limiter.js';
@@ -10,8 +10,8 @@ import { matchRules, runIdentity } from '../evaluation/match-rules.js';
 import { isSampled } from '../evaluation/sampling.js';
 import { readAhead } from '../reconstruction/read-facts.js';
 import { findRun, runsInOrder } from '../reconstruction/run-tree.js';
-import type { AgentRun, JudgeFunction, MisuseEvent, Policy, ToolExecution, Verdict } from '../types.js';
-import { type LiveAgent, LiveMisuseMonitor } from './live-misuse.js';
+import type { AgentRun, JudgeFunction, MisuseEvent, Policy, Verdict } from '../types.js';
+import { LiveChecks } from './live-checks.js';
 import { PendingJudges } from './pending-judges.js';
 import { ProblemLog } from './problem-log.js';
 import { highResolutionStart, parentIdOf, rebuildRuns, spanIdentity, spanLikeOf } from './run-builder.js';
@@ -111,13 +111,12 @@ const DEFAULTS = {
  *   to `next`.
  */
 export class ToolwatchSpanProcessor implements SpanProcessor {
-  private readonly _options: ToolwatchSpanProcessorOptions;
   private readonly _policy: Policy;
   private readonly _next: SpanProcessor | undefined;
   private readonly _metrics: ToolwatchMetrics;
   private readonly _problems: ProblemLog;
   private readonly _buffer: TraceBuffer;
-  private readonly _live: LiveMisuseMonitor;
+  private readonly _live: LiveChecks;
   private readonly _judges: PendingJudges;
   private readonly _writer: VerdictWriter;
   private readonly _runs: RunJudge;
@@ -137,7 +136,6 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   private _isShutdown = false;
 
   constructor(options: ToolwatchSpanProcessorOptions) {
-    this._options = options;
     const policy = options.policy;
     this._policy = policy;
     this._next = options.next;
@@ -161,7 +159,13 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       this._problems,
       (state) => this._evicting(state),
     );
-    this._live = new LiveMisuseMonitor(policy, (event) => this._reportMisuse(event));
+    this._live = new LiveChecks({
+      policy,
+      metrics: this._metrics,
+      problems: this._problems,
+      onMisuse: options.onMisuse,
+      withResource: policy.rules.some((rule) => rule.match.attributes !== undefined),
+    });
     this._judges = new PendingJudges({
       policy,
       judges: options.judges,
@@ -318,7 +322,8 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       ancestor.needed = true;
       ancestor = ancestor.parent;
     }
-    if (role === SpanRole.TOOL && this._live.enabled) this._toolStarted(state, entry.agent, span, ctx.spanId);
+    if (role === SpanRole.TOOL && this._live.enabled)
+      this._live.toolStarted(state.traceId, entry.agent, span, ctx.spanId);
   }
 
   /**
@@ -380,7 +385,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
         scope.toolScope.agent = scope;
       }
       this._buffer.holdScope(state, spanId, scope.toolScope);
-      if (this._live.enabled) this._toolStarted(state, scope, span, spanId);
+      if (this._live.enabled) this._live.toolStarted(state.traceId, scope, span, spanId);
     } else {
       this._buffer.holdScope(state, spanId, scope);
     }
@@ -478,7 +483,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     entryClosed(entry);
     buffer.touch(state);
     if (entry.role === SpanRole.TOOL && this._live.enabled)
-      this._toolEnded(state, entry.agent, span, ctx.spanId);
+      this._live.toolEnded(state.traceId, entry.agent, span, ctx.spanId);
     let view: ReadableSpan | undefined;
     if (!state.evaluated.has(ctx.spanId) && this._judgesAt(state, entry, span)) {
       if (state.incomplete) {
@@ -520,7 +525,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
         view = this._runs.skipped(identity, subjectOf(span, identity.agent), span, placement, 'sampled_out');
       }
     } else if (held.role === SpanRole.TOOL && this._live.enabled) {
-      this._toolEnded(state, held.agent, span, spanId);
+      this._live.toolEnded(state.traceId, held.agent, span, spanId);
     }
     this._buffer.forget(state, spanId);
     state.openCount--;
@@ -676,7 +681,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     span: ReadableSpan,
     placement: Placement,
   ): ReadableSpan | undefined {
-    if (state.seenLate) this._replayMisuse(run);
+    if (state.seenLate) this._live.replay(run);
     const outcome = this._runs.judge(run, span, placement);
     if (outcome.matched) this._countExecutions(state, run);
     return outcome.view;
@@ -798,84 +803,6 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       this._buffer.sweep();
     } catch (error) {
       this._problems.report('sweep', 'trace eviction failed', error);
-    }
-  }
-
-  // -------------------------------------------------------------------------------------
-  // Live misuse
-
-  /** The live counts of an open agent span, set up on its first tool (its attributes are complete by then). */
-  private _liveOf(state: TraceState, agent: SpanEntry): LiveAgent | null {
-    if (agent.live === undefined) {
-      const identity = spanIdentity(agent.span, agent.agent !== undefined, this._rulesReadAttributes);
-      agent.live = this._live.watch(identity, state.traceId, agent.spanId) ?? null;
-    }
-    return agent.live;
-  }
-
-  /** Live checks for every open agent above the tool span: its own run and the runs it is a member of. */
-  private _toolStarted(
-    state: TraceState,
-    nearest: SpanEntry | undefined,
-    span: ReadableSpan,
-    spanId: string,
-  ): void {
-    if (nearest === undefined) return;
-    const tool = toolNameOf(span.name, span.attributes);
-    if (tool === undefined) return;
-    for (let agent: SpanEntry | undefined = nearest; agent !== undefined; agent = agent.agent) {
-      if (!agent.open) continue;
-      const live = this._liveOf(state, agent);
-      if (live !== null) this._live.toolStarted(live, tool, spanId);
-    }
-  }
-
-  private _toolEnded(
-    state: TraceState,
-    nearest: SpanEntry | undefined,
-    span: ReadableSpan,
-    spanId: string,
-  ): void {
-    if (nearest === undefined) return;
-    const tool = toolNameOf(span.name, span.attributes);
-    if (tool === undefined) return;
-    const args = toolArgumentsOf(span.attributes);
-    for (let agent: SpanEntry | undefined = nearest; agent !== undefined; agent = agent.agent) {
-      if (!agent.open) continue;
-      const live = this._liveOf(state, agent);
-      if (live !== null) this._live.toolEnded(live, tool, args, spanId);
-    }
-  }
-
-  /**
-   * Tool names were unknown while the run went on (every attribute came at span end), so the
-   * live checks run now, on the rebuilt run, still before its verdict is delivered.
-   */
-  private _replayMisuse(run: AgentRun): void {
-    if (!this._live.enabled) return;
-    const agent = this._live.watch(runIdentity(run), run.traceId, run.spanId);
-    if (agent === undefined) return;
-    const executions: ToolExecution[] = [];
-    for (const member of runsInOrder([run]))
-      for (const execution of member.executions) executions.push(execution);
-    executions.sort((a, b) => a.start - b.start);
-    for (const execution of executions) {
-      this._live.toolStarted(agent, execution.name, execution.spanId);
-      this._live.toolEnded(agent, execution.name, execution.args ?? execution.argsRaw, execution.spanId);
-    }
-  }
-
-  private _reportMisuse(event: MisuseEvent): void {
-    this._metrics.recordMisuse(event.kind, event.tool, event.agent, event.rule);
-    diag.warn(
-      `toolwatch: ${event.kind} tool call ${event.tool} by agent ${event.agent} (rule ${event.rule})`,
-    );
-    const onMisuse = this._options.onMisuse;
-    if (onMisuse === undefined) return;
-    try {
-      onMisuse(event);
-    } catch (error) {
-      this._problems.report('on_misuse', 'onMisuse callback threw', error);
     }
   }
 
