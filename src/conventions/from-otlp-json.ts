@@ -14,7 +14,8 @@ import { isRecord, parseJson } from './read-values.js';
 export function spansFromOtlpJson(payload: unknown, problems: Problem[] = []): SpanLike[] {
   const out: SpanLike[] = [];
   try {
-    for (const request of requests(payload, problems)) decodeRequest(request, out, problems);
+    if (isRecord(payload)) decodeRequest(payload, out, problems);
+    else for (const request of requests(payload, problems)) decodeRequest(request, out, problems);
   } catch (err) {
     problems.push({ code: 'otlp_decode_failed', message: errorText(err) });
   }
@@ -160,15 +161,25 @@ function field(obj: Record<string, unknown>, camel: string, snake: string): unkn
   return v !== undefined ? v : obj[snake];
 }
 
-const HEX = /^[0-9a-fA-F]+$/;
 const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
 
 /** Hex as OTLP/JSON says, or base64 as the generic protobuf JSON mapping writes bytes. */
 function decodeId(value: unknown, bytes: number): string | undefined {
   if (typeof value !== 'string' || value.length === 0) return undefined;
-  if (value.length === bytes * 2 && HEX.test(value)) {
-    const hex = value.toLowerCase();
-    return /^0+$/.test(hex) ? undefined : hex;
+  if (value.length === bytes * 2) {
+    // One pass over the characters (no regular expressions, no copy when already lower case).
+    let upper = false;
+    let nonZero = false;
+    let i = 0;
+    for (; i < value.length; i++) {
+      const c = value.charCodeAt(i);
+      if (c >= 0x30 && c <= 0x39) {
+        if (c !== 0x30) nonZero = true;
+      } else if (c >= 0x61 && c <= 0x66) nonZero = true;
+      else if (c >= 0x41 && c <= 0x46) nonZero = upper = true;
+      else break;
+    }
+    if (i === value.length) return nonZero ? (upper ? value.toLowerCase() : value) : undefined;
   }
   if (BASE64.test(value)) {
     const buf = Buffer.from(value, value.includes('-') || value.includes('_') ? 'base64url' : 'base64');
@@ -223,12 +234,16 @@ function decodeStatus(value: unknown): SpanLike['status'] {
 
 function nanosToMs(value: unknown): number | undefined {
   if (typeof value === 'number') return Number.isFinite(value) ? value / 1e6 : undefined;
-  if (typeof value === 'string' && /^\d+$/.test(value)) {
-    if (value.length <= 15) return Number(value) / 1e6;
-    const ns = BigInt(value);
-    return Number(ns / 1_000_000n) + Number(ns % 1_000_000n) / 1e6;
+  if (typeof value !== 'string' || value.length === 0) return undefined;
+  const n = value.length;
+  for (let i = 0; i < n; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return undefined;
   }
-  return undefined;
+  if (n <= 15) return Number(value) / 1e6;
+  // Whole milliseconds and the nanosecond remainder apart, so 19-digit nanos lose nothing
+  // to a double (the same figures BigInt division gives, without a BigInt per timestamp).
+  return Number(value.slice(0, n - 6)) + Number(value.slice(n - 6)) / 1e6;
 }
 
 function toNumber(value: unknown): number | undefined {
@@ -272,86 +287,89 @@ export function decodeAttributes(
 
 const INVALID = Symbol('invalid');
 
-/** AnyValue → JS value, iteratively so deeply nested kvlists cannot overflow the stack. */
+/**
+ * Values still to decode inside arrays and kvlists, as (source, container, key) triples: an
+ * explicit stack so deeply nested kvlists cannot overflow the call stack, and flat so nesting
+ * costs no closure or frame object per value. Only used inside one synchronous call.
+ */
+const pending: unknown[] = [];
+
+/** AnyValue → JS value; INVALID when it or anything nested in it cannot be read. */
 function decodeAnyValue(root: unknown): unknown {
-  type Frame = { src: unknown; set: (v: unknown) => void };
-  let result: unknown = INVALID;
-  const stack: Frame[] = [{ src: root, set: (v) => (result = v) }];
-  let failed = false;
-  while (stack.length > 0) {
-    const { src, set } = stack.pop()!;
-    if (!isRecord(src)) {
-      // An absent value (`{}` or null) is an empty AnyValue in protobuf.
-      if (src === undefined || src === null) set(undefined);
-      else failed = true;
-      continue;
+  pending.length = 0;
+  const result = anyValue(root);
+  while (pending.length > 0 && result !== INVALID) {
+    const key = pending.pop() as string | number;
+    const container = pending.pop() as Record<string | number, unknown>;
+    const value = anyValue(pending.pop());
+    if (value === INVALID) {
+      pending.length = 0;
+      return INVALID;
     }
-    const keys = Object.keys(src);
-    if (keys.length === 0) {
-      set(undefined);
-      continue;
-    }
-    const s = field(src, 'stringValue', 'string_value');
-    if (s !== undefined) {
-      set(typeof s === 'string' ? s : String(s));
-      continue;
-    }
-    const b = field(src, 'boolValue', 'bool_value');
-    if (b !== undefined) {
-      set(b === true || b === 'true');
-      continue;
-    }
-    const i = field(src, 'intValue', 'int_value');
-    if (i !== undefined) {
-      const n = typeof i === 'number' ? i : typeof i === 'string' ? Number(i) : Number.NaN;
-      if (Number.isNaN(n)) failed = true;
-      // Past 2^53 a number would lie; keep the digits.
-      else set(Number.isSafeInteger(n) || typeof i !== 'string' ? n : i);
-      continue;
-    }
-    const d = field(src, 'doubleValue', 'double_value');
-    if (d !== undefined) {
-      const n = typeof d === 'number' ? d : Number(d);
-      if (Number.isNaN(n) && d !== 'NaN') failed = true;
-      else set(n);
-      continue;
-    }
-    const bytes = field(src, 'bytesValue', 'bytes_value');
-    if (bytes !== undefined) {
-      set(typeof bytes === 'string' ? bytes : String(bytes));
-      continue;
-    }
-    const arr = field(src, 'arrayValue', 'array_value');
-    if (arr !== undefined) {
-      const values = isRecord(arr) ? arr['values'] : undefined;
-      const out: unknown[] = [];
-      set(out);
-      if (Array.isArray(values)) {
-        for (let k = 0; k < values.length; k++) {
-          out.push(undefined);
-          stack.push({ src: values[k], set: (v) => (out[k] = v) });
-        }
-      }
-      continue;
-    }
-    const kvl = field(src, 'kvlistValue', 'kvlist_value');
-    if (kvl !== undefined) {
-      const values = isRecord(kvl) ? kvl['values'] : undefined;
-      const out: Record<string, unknown> = {};
-      set(out);
-      if (Array.isArray(values)) {
-        for (const kv of values) {
-          if (isRecord(kv) && typeof kv['key'] === 'string') {
-            const key = kv['key'];
-            stack.push({ src: kv['value'], set: (v) => (out[key] = v) });
-          }
-        }
-      }
-      continue;
-    }
-    failed = true;
+    container[key] = value;
   }
-  return failed ? INVALID : result;
+  return result;
+}
+
+/**
+ * One AnyValue: a scalar, or a fresh array/record whose members are queued on `pending`.
+ * Fields are looked up camelCase first, then snake_case, in protobuf's oneof order.
+ */
+function anyValue(src: unknown): unknown {
+  // An absent value (`{}` or null) is an empty AnyValue in protobuf.
+  if (src === undefined || src === null) return undefined;
+  if (typeof src !== 'object' || Array.isArray(src)) return INVALID;
+  const o = src as Record<string, unknown>;
+  let v = o['stringValue'];
+  if (v === undefined) v = o['string_value'];
+  if (v !== undefined) return typeof v === 'string' ? v : String(v);
+  v = o['boolValue'];
+  if (v === undefined) v = o['bool_value'];
+  if (v !== undefined) return v === true || v === 'true';
+  v = o['intValue'];
+  if (v === undefined) v = o['int_value'];
+  if (v !== undefined) {
+    const n = typeof v === 'number' ? v : typeof v === 'string' ? Number(v) : Number.NaN;
+    if (Number.isNaN(n)) return INVALID;
+    // Past 2^53 a number would lie; keep the digits.
+    return Number.isSafeInteger(n) || typeof v !== 'string' ? n : v;
+  }
+  v = o['doubleValue'];
+  if (v === undefined) v = o['double_value'];
+  if (v !== undefined) {
+    const n = typeof v === 'number' ? v : Number(v);
+    return Number.isNaN(n) && v !== 'NaN' ? INVALID : n;
+  }
+  v = o['bytesValue'];
+  if (v === undefined) v = o['bytes_value'];
+  if (v !== undefined) return typeof v === 'string' ? v : String(v);
+  v = o['arrayValue'];
+  if (v === undefined) v = o['array_value'];
+  if (v !== undefined) {
+    const values = isRecord(v) ? v['values'] : undefined;
+    const out: unknown[] = [];
+    if (Array.isArray(values)) {
+      for (let k = 0; k < values.length; k++) {
+        out.push(undefined);
+        pending.push(values[k], out, k);
+      }
+    }
+    return out;
+  }
+  v = o['kvlistValue'];
+  if (v === undefined) v = o['kvlist_value'];
+  if (v !== undefined) {
+    const values = isRecord(v) ? v['values'] : undefined;
+    const out: Record<string, unknown> = {};
+    if (Array.isArray(values)) {
+      for (const kv of values) {
+        if (isRecord(kv) && typeof kv['key'] === 'string') pending.push(kv['value'], out, kv['key']);
+      }
+    }
+    return out;
+  }
+  // `{}` is empty; an object with only unknown fields is unreadable.
+  return Object.keys(o).length === 0 ? undefined : INVALID;
 }
 
 function problemAt(code: string, message: string, traceId?: string, spanId?: string): Problem {

@@ -198,6 +198,74 @@ describe('spansFromOtlpJson', () => {
     }
   });
 
+  it('reads 19-digit nanoseconds exactly as integer arithmetic does, and upper-case hex ids as lower case', () => {
+    const times = [
+      '1764000000000000123',
+      '1764000000999999999',
+      '0000001764000000000000001',
+      '999999999999999',
+    ];
+    for (const t of times) {
+      const [span] = spansFromOtlpJson(request([{ ...baseSpan, startTimeUnixNano: t }]));
+      const ns = BigInt(t);
+      expect(span!.startTime).toBe(Number(ns / 1_000_000n) + Number(ns % 1_000_000n) / 1e6);
+    }
+    const problems: Problem[] = [];
+    const spans = spansFromOtlpJson(
+      request([
+        { ...baseSpan, traceId: TRACE_HEX.toUpperCase(), spanId: SPAN_HEX.toUpperCase() },
+        { ...baseSpan, startTimeUnixNano: '17640000000000001x' },
+        { ...baseSpan, traceId: '0'.repeat(32) },
+        { ...baseSpan, traceId: `${TRACE_HEX.slice(0, 31)}g` },
+      ]),
+      problems,
+    );
+    expect(spans.map((s) => [s.traceId, s.spanId])).toEqual([
+      [TRACE_HEX, SPAN_HEX],
+      [TRACE_HEX, SPAN_HEX],
+    ]);
+    expect(problems.map((p) => p.code)).toEqual(['span_missing_start', 'span_missing_id', 'span_missing_id']);
+  });
+
+  it('keeps an empty value inside a kvlist as a present key, and fails the attribute on a bad nested value', () => {
+    const problems: Problem[] = [];
+    const [span] = spansFromOtlpJson(
+      request([
+        {
+          ...baseSpan,
+          attributes: [
+            {
+              key: 'm',
+              value: {
+                kvlistValue: {
+                  values: [
+                    { key: 'empty', value: {} },
+                    { key: 'n', value: { intValue: '7' } },
+                  ],
+                },
+              },
+            },
+            {
+              key: 'bad',
+              value: {
+                arrayValue: { values: [{ stringValue: 'a' }, { arrayValue: { values: [{ nope: 1 }] } }] },
+              },
+            },
+            { key: 'after', value: { boolValue: true } },
+          ],
+        },
+      ]),
+      problems,
+    );
+    expect(span!.attributes).toStrictEqual({ m: { n: 7, empty: undefined }, after: true });
+    expect(problems).toEqual([
+      expect.objectContaining({
+        code: 'attribute_invalid',
+        message: 'attribute "bad" has an unreadable value',
+      }),
+    ]);
+  });
+
   it('decodes a 10,000-deep kvlist without overflowing the stack', () => {
     let value: Record<string, unknown> = { stringValue: 'leaf' };
     for (let i = 0; i < 10_000; i++) value = { kvlistValue: { values: [{ key: 'k', value }] } };
