@@ -283,6 +283,11 @@ export interface Policy {
 // ---------------------------------------------------------------------------------------
 // Verdicts and misuse (interfaces.md)
 
+/**
+ * One run's verdict under one rule. snake_case on purpose: this is the wire format shared by
+ * `onVerdict`, `evaluateTraces`, `toolwatch score --format json` and the gateway, the same
+ * keys as the span attributes and the policy file.
+ */
 export interface Verdict {
   trace_id: string;
   span_id: string;
