@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { spansFromOtlpJson } from '../conventions/from-otlp-json.js';
 import { evaluateTraces } from '../evaluation/evaluate-traces.js';
 import { JudgeLimiter } from '../evaluation/judge-limiter.js';
-import { readRecords } from '../input/read-records.js';
+import { isTraceRecord, readInput } from '../input/read-records.js';
 import { type TraceGroup, TraceWindow } from '../input/trace-window.js';
 import type { Policy, Problem, Verdict } from '../types.js';
 import type { CliIo } from './cli-io.js';
@@ -97,7 +97,8 @@ export async function scoreStream(options: ScoreStreamOptions): Promise<ScoreSta
       }
       stats.verdicts++;
       if (v.passed) stats.passed++;
-      await options.onVerdict(v, group.file);
+      const written = options.onVerdict(v, group.file);
+      if (written) await written;
     }
   };
 
@@ -117,34 +118,37 @@ export async function scoreStream(options: ScoreStreamOptions): Promise<ScoreSta
   try {
     for (const file of options.files) {
       stats.files++;
-      const records = readRecords(file, {
-        onProblem: (p) => {
-          stats.unreadable += p.records;
-          const where = `${file}${p.line ? `:${p.line}${p.toLine ? `-${p.toLine}` : ''}` : ''}${
-            p.offset !== undefined ? ` (byte ${p.offset})` : ''
-          }`;
-          log.report(p.records > 0 ? 'unreadable' : 'input', where, p.message);
-        },
+      const batches = readInput(file, {
         onBytes: (n) => {
           stats.bytes += n;
         },
         ...(io.stdin ? { stdin: io.stdin } : {}),
       });
-      for await (const record of records) {
-        stats.records++;
-        const problems: Problem[] = [];
-        const spans = spansFromOtlpJson(record.value, problems);
-        if (problems.length > 0) {
-          stats.unreadable++;
-          for (const p of problems)
-            log.report(p.code, `${file}${record.line ? `:${record.line}` : ''}`, p.message);
+      for await (const batch of batches) {
+        for (const item of batch) {
+          if (!isTraceRecord(item)) {
+            stats.unreadable += item.records;
+            const where = `${file}${item.line ? `:${item.line}${item.toLine ? `-${item.toLine}` : ''}` : ''}${
+              item.offset !== undefined ? ` (byte ${item.offset})` : ''
+            }`;
+            log.report(item.records > 0 ? 'unreadable' : 'input', where, item.message);
+            continue;
+          }
+          stats.records++;
+          const problems: Problem[] = [];
+          const spans = spansFromOtlpJson(item.value, problems);
+          if (problems.length > 0) {
+            stats.unreadable++;
+            for (const p of problems)
+              log.report(p.code, `${file}${item.line ? `:${item.line}` : ''}`, p.message);
+          }
+          const done = window.add(spans, file, item.line);
+          if (window.reappeared + window.forced !== stats.split) {
+            stats.split = window.reappeared + window.forced;
+            noteWindow();
+          }
+          for (const group of done) await judge(group);
         }
-        const done = window.add(spans, file, record.line);
-        if (window.reappeared + window.forced !== stats.split) {
-          stats.split = window.reappeared + window.forced;
-          noteWindow();
-        }
-        for (const group of done) await judge(group);
       }
     }
     for (const group of window.drain()) await judge(group);

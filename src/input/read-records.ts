@@ -1,6 +1,5 @@
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
 import { createGunzip } from 'node:zlib';
 import { otlpJsonFromProtobuf } from '../otlp/otlp-protobuf.js';
 import { printable } from './printable.js';
@@ -43,6 +42,14 @@ export interface ReadRecordsOptions {
 const MiB = 1024 * 1024;
 const GZIP_MAGIC = [0x1f, 0x8b];
 
+/** What reading yields, in input order: a record, or a problem (which has no `value`). */
+export type InputItem = TraceRecord | InputProblem;
+
+/** Whether an item from `readInput` is a record (problems have no `value`). */
+export function isTraceRecord(item: InputItem): item is TraceRecord {
+  return 'value' in item;
+}
+
 /**
  * Reads OTLP trace requests from one input as a stream: JSON Lines line by line (the
  * Collector file exporter's form), a single pretty-printed OTLP/JSON document, a JSON array
@@ -55,8 +62,26 @@ const GZIP_MAGIC = [0x1f, 0x8b];
  * `ExportTraceServiceRequest` (`{}`) count as unreadable.
  */
 export async function* readRecords(file: string, options: ReadRecordsOptions): AsyncGenerator<TraceRecord> {
+  for await (const batch of readInput(file, options)) {
+    for (const item of batch) {
+      if (isTraceRecord(item)) yield item;
+      else options.onProblem(item);
+    }
+  }
+}
+
+/**
+ * `readRecords` a chunk at a time: each array holds the records and problems one read
+ * chunk produced, in input order (`onProblem` is not called). One await per chunk rather
+ * than per record is what keeps the reader off the profile.
+ */
+export async function* readInput(
+  file: string,
+  options: Omit<ReadRecordsOptions, 'onProblem'>,
+): AsyncGenerator<InputItem[]> {
   const maxDocument = options.maxDocumentBytes ?? 256 * MiB;
-  const report = options.onProblem;
+  const sink = new Sink();
+  const report = (p: InputProblem) => sink.items.push(p);
   let source: Readable;
   try {
     source =
@@ -65,6 +90,7 @@ export async function* readRecords(file: string, options: ReadRecordsOptions): A
         : createReadStream(file, { highWaterMark: 1024 * 1024 });
   } catch (err) {
     report({ file, message: `cannot read: ${(err as Error).message}`, records: 1 });
+    yield sink.take();
     return;
   }
   const chunks = countBytes(source, options.onBytes);
@@ -72,15 +98,17 @@ export async function* readRecords(file: string, options: ReadRecordsOptions): A
   try {
     head = await peek(chunks, 2);
   } catch (err) {
+    source.destroy();
     report({ file, message: `cannot read: ${(err as Error).message}`, records: 1 });
+    yield sink.take();
     return;
   }
   const gzipped = (head[0] === GZIP_MAGIC[0] && head[1] === GZIP_MAGIC[1]) || /\.gz$/i.test(file);
   const data: AsyncIterable<Buffer> = gzipped ? gunzip(chunks.rest(head)) : chunks.rest(head);
   const bare = file.replace(/\.gz$/i, '');
   try {
-    if (/\.(bin)?pb$/i.test(bare)) yield* readProtobuf(file, data, maxDocument, report);
-    else yield* readJson(file, data, maxDocument, options.maxLeadingUnreadable ?? 1000, report);
+    if (/\.(bin)?pb$/i.test(bare)) await readProtobuf(file, data, maxDocument, sink);
+    else yield* readJson(file, data, maxDocument, options.maxLeadingUnreadable ?? 1000, sink);
   } catch (err) {
     // Stream errors (a corrupt gzip member, an I/O error): what was read stays read.
     const what = gzipped ? 'gzip data is corrupt or truncated' : 'read failed';
@@ -88,18 +116,30 @@ export async function* readRecords(file: string, options: ReadRecordsOptions): A
   } finally {
     source.destroy();
   }
+  if (sink.items.length > 0) yield sink.take();
+}
+
+/** Records and problems gathered until the next yield. */
+class Sink {
+  items: InputItem[] = [];
+  take(): InputItem[] {
+    const items = this.items;
+    this.items = [];
+    return items;
+  }
 }
 
 function failNoStdin(): never {
   throw new Error('no standard input');
 }
 
-async function* readProtobuf(
+async function readProtobuf(
   file: string,
   data: AsyncIterable<Buffer>,
   maxDocument: number,
-  report: ReadRecordsOptions['onProblem'],
-): AsyncGenerator<TraceRecord> {
+  sink: Sink,
+): Promise<void> {
+  const report = (p: InputProblem) => sink.items.push(p);
   const parts: Buffer[] = [];
   let size = 0;
   for await (const chunk of data) {
@@ -125,7 +165,7 @@ async function* readProtobuf(
     report({ file, message: `unreadable OTLP/protobuf (${printable((err as Error).message)})`, records: 1 });
     return;
   }
-  yield { file, line: 0, value };
+  sink.items.push({ file, line: 0, value });
 }
 
 /** A run of unreadable lines, reported as one problem when it ends. */
@@ -141,16 +181,21 @@ async function* readJson(
   data: AsyncIterable<Buffer>,
   maxDocument: number,
   maxLeadingUnreadable: number,
-  report: ReadRecordsOptions['onProblem'],
-): AsyncGenerator<TraceRecord> {
-  const decoder = new StringDecoder('utf8');
-  let carry = '';
+  sink: Sink,
+): AsyncGenerator<InputItem[]> {
+  const report = (p: InputProblem) => sink.items.push(p);
+  const emit = (line: number, value: unknown) => sink.items.push({ file, line, value });
   let lineNo = 0;
   let good = 0;
   let sawText = false;
   let checkedBinary = false;
   let skipping = false;
   let bad: BadRun | undefined;
+  // The start of a line that continues into the next chunk: bytes, decoded once it is whole
+  // (so a character split between chunks decodes right, and no chunk is copied into a string
+  // only to be cut into lines).
+  let carry: Buffer[] = [];
+  let carryBytes = 0;
   // A first line that opens but does not close a JSON value: maybe a pretty-printed document.
   let doc: string[] | undefined;
   let docSize = 0;
@@ -179,9 +224,9 @@ async function* readJson(
   };
 
   // Returns false to stop reading the file.
-  function* handle(line: string): Generator<TraceRecord, boolean> {
+  const handle = (line: string): boolean => {
     lineNo++;
-    const text = line.endsWith('\r') ? line.slice(0, -1) : line;
+    const text = line.length > 0 && line.charCodeAt(line.length - 1) === 0x0d ? line.slice(0, -1) : line;
     if (doc) {
       // Inside a candidate document, a line that is a whole request means JSON Lines after all.
       const value = text.length > 0 && text[0] === '{' ? tryParse(text) : undefined;
@@ -200,7 +245,7 @@ async function* readJson(
           records: lines,
         });
         good++;
-        yield { file, line: lineNo, value };
+        emit(lineNo, value);
         return true;
       }
       doc.push(text);
@@ -217,7 +262,9 @@ async function* readJson(
       }
       return true;
     }
-    if (text.trim() === '') return true;
+    if (text.length === 0) return true;
+    const c0 = text.charCodeAt(0);
+    if (c0 !== 0x7b && c0 !== 0x5b && text.trim() === '') return true;
     if (text.length > maxDocument) {
       noteBad(lineNo, `line longer than ${maxDocument / MiB} MiB`);
       return true;
@@ -241,16 +288,16 @@ async function* readJson(
     if (isRequestShaped(value)) {
       flushBad();
       good++;
-      yield { file, line: lineNo, value };
+      emit(lineNo, value);
     } else if (Array.isArray(value) && value.length > 0 && value.every(isRequestShaped)) {
       flushBad();
       good += value.length;
-      for (const item of value) yield { file, line: lineNo, value: item };
+      for (const item of value) emit(lineNo, item);
     } else {
       noteBad(lineNo, `not an OTLP ExportTraceServiceRequest (${describeValue(value)})`);
     }
     return true;
-  }
+  };
 
   for await (const chunk of data) {
     if (!checkedBinary) {
@@ -266,34 +313,41 @@ async function* readJson(
         return;
       }
     }
-    let text = carry + decoder.write(chunk);
+    let start = 0;
+    let nl = chunk.indexOf(0x0a);
     if (skipping) {
       // The rest of an over-long line: dropped up to its end, without holding it.
-      const end = text.indexOf('\n');
-      if (end === -1) {
-        carry = '';
-        continue;
-      }
+      if (nl === -1) continue;
       skipping = false;
-      text = text.slice(end + 1);
-    }
-    let start = 0;
-    let nl = text.indexOf('\n');
-    while (nl !== -1) {
-      const keepGoing = yield* handle(text.slice(start, nl));
-      if (!keepGoing) return stopEarly();
       start = nl + 1;
-      nl = text.indexOf('\n', start);
+      nl = chunk.indexOf(0x0a, start);
+    } else if (carryBytes > 0 && nl !== -1) {
+      carry.push(chunk.subarray(0, nl));
+      const line = Buffer.concat(carry, carryBytes + nl).toString('utf8');
+      carry = [];
+      carryBytes = 0;
+      if (!handle(line)) return stopEarly();
+      start = nl + 1;
+      nl = chunk.indexOf(0x0a, start);
     }
-    carry = text.slice(start);
-    if (carry.length > maxDocument && !doc) {
+    while (nl !== -1) {
+      if (!handle(chunk.toString('utf8', start, nl))) return stopEarly();
+      start = nl + 1;
+      nl = chunk.indexOf(0x0a, start);
+    }
+    if (start < chunk.length) {
+      carry.push(start === 0 ? chunk : chunk.subarray(start));
+      carryBytes += chunk.length - start;
+    }
+    if (carryBytes > maxDocument && !doc) {
       noteBad(++lineNo, `line longer than ${maxDocument / MiB} MiB`);
-      carry = '';
+      carry = [];
+      carryBytes = 0;
       skipping = true;
     }
+    if (sink.items.length > 0) yield sink.take();
   }
-  const last = carry + decoder.end();
-  if (last.length > 0 && !(yield* handle(last))) return stopEarly();
+  if (carryBytes > 0 && !handle(Buffer.concat(carry, carryBytes).toString('utf8'))) return stopEarly();
 
   if (doc) {
     const whole = doc.join('\n');
@@ -311,7 +365,7 @@ async function* readJson(
     }
     const items = Array.isArray(value) ? value : [value];
     if (items.length > 0 && items.every(isRequestShaped)) {
-      for (const item of items) yield { file, line: lineNo - doc.length + 1, value: item };
+      for (const item of items) emit(lineNo - doc.length + 1, item);
     } else {
       report({
         file,

@@ -10,7 +10,13 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InputProblem, readRecords, type TraceRecord } from '../../src/input/read-records.js';
+import {
+  type InputProblem,
+  isTraceRecord,
+  readInput,
+  readRecords,
+  type TraceRecord,
+} from '../../src/input/read-records.js';
 import { TraceBuilder } from '../helpers/trace-builder.js';
 
 let dir: string;
@@ -201,5 +207,39 @@ describe('readRecords', () => {
     expect(records.map((r) => r.line)).toEqual([2, 3]);
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatchObject({ line: 1, records: 1 });
+  });
+  it('decodes lines split anywhere between chunks, inside a multi-byte character too', async () => {
+    const t = new TraceBuilder({ traceId: ids(1)[0]! });
+    t.agent('agent-é').tool('lookup', { args: { city: 'Zürich 東京 🚀' } });
+    const line = JSON.stringify(t.toOtlp());
+    const bytes = Buffer.from(`${line}\r\n${line}\n\n${line}`);
+    const rocket = bytes.indexOf(Buffer.from('🚀'));
+    // Cuts inside the 4-byte rocket, one byte after a line's end, and a line over three chunks.
+    const cuts = [
+      0,
+      rocket + 1,
+      rocket + 3,
+      line.length + 1,
+      line.length + 3,
+      bytes.length - 10,
+      bytes.length,
+    ];
+    const chunks = cuts.slice(1).map((end, i) => bytes.subarray(cuts[i], end));
+    const { records, problems } = await read('-', '', { stdin: Readable.from(chunks) });
+    expect(problems).toEqual([]);
+    expect(records.map((r) => r.line)).toEqual([1, 2, 4]);
+    for (const r of records) expect(r.value).toEqual(JSON.parse(line));
+  });
+
+  it('readInput gives records and problems in input order, a read chunk at a time', async () => {
+    const good = jsonl(3).split('\n');
+    const text = [good[0], 'oops', good[1], '{}', good[2]].join('\n');
+    const order: string[] = [];
+    await writeFile(join(dir, 'order.jsonl'), text);
+    for await (const batch of readInput(join(dir, 'order.jsonl'), {})) {
+      for (const item of batch)
+        order.push(isTraceRecord(item) ? `record ${item.line}` : `problem ${item.line}`);
+    }
+    expect(order).toEqual(['record 1', 'problem 2', 'record 3', 'problem 4', 'record 5']);
   });
 });
