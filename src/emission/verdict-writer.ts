@@ -1,4 +1,4 @@
-import type { Attributes, Span, SpanContext, TracerProvider } from '@opentelemetry/api';
+import type { Attributes, HrTime, Span, SpanContext, TracerProvider } from '@opentelemetry/api';
 import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { EVENT_GEN_AI_EVALUATION_RESULT } from '../semconv.js';
@@ -65,7 +65,9 @@ export class VerdictWriter {
       if (hasRoom(span, telemetry.attributes, telemetry.events.length)) {
         const writable = span as unknown as Span;
         writable.setAttributes(telemetry.attributes);
-        for (const event of telemetry.events) writable.addEvent(EVENT_GEN_AI_EVALUATION_RESULT, event);
+        // Stamped with the span's end (set before \`onEnding\`): no clock read per event.
+        const time = endTimeOf(span);
+        for (const event of telemetry.events) writable.addEvent(EVENT_GEN_AI_EVALUATION_RESULT, event, time);
         return undefined;
       }
       this._options.problem(
@@ -136,6 +138,13 @@ export function verdictTelemetry(verdict: Verdict, redact: RedactOptions): Verdi
   const events: Attributes[] = [];
   for (const result of verdict.results) events.push(evaluationEventAttributes(result, redact));
   return { attributes: verdictAttributes(verdict), events };
+}
+
+/** A copy of the ending span's end time, or undefined (the SDK then reads its clock) when it is not set yet. */
+function endTimeOf(span: ReadableSpan): HrTime | undefined {
+  const end = span.endTime;
+  if (end === undefined || (end[0] === 0 && end[1] === 0)) return undefined;
+  return [end[0], end[1]];
 }
 
 /** Whether the span takes every attribute and event of a verdict without dropping any of its own. */

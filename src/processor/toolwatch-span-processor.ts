@@ -255,8 +255,9 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
 
   private _started(span: Span): void {
     const role = spanRole(span.name, span.attributes);
-    // The hot path: ordinary spans while nothing is held stop here, before any lookup.
-    if (role === SpanRole.NONE && this._buffer.size === 0 && !this._buffer.hasTombstones) return;
+    // The hot path: ordinary spans stop here, before any lookup, unless some held trace is
+    // judged (out of the sample, and in traces without agent activity, they are not followed).
+    if (role === SpanRole.NONE && this._buffer.judged === 0 && !this._buffer.hasTombstones) return;
     if (this._detached.watching && role !== SpanRole.NONE && role !== SpanRole.CHAIN) {
       const kind = role === SpanRole.AGENT ? 'agent' : role === SpanRole.TOOL ? 'tool' : 'llm';
       this._detached.observe(kind, span.parentSpanContext !== undefined);

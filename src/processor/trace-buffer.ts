@@ -193,6 +193,8 @@ export class TraceBuffer {
   private readonly _tombstones = new Map<string, Tombstone>();
   /** Entries held over all traces. */
   private _held = 0;
+  /** Traces held in `JUDGED` mode: while there are none, no ordinary span needs a lookup. */
+  private _judged = 0;
   /** The last lookup, by trace id. */
   private _lastId: string | undefined;
   private _last: TraceState | undefined;
@@ -218,6 +220,11 @@ export class TraceBuffer {
 
   get held(): number {
     return this._held;
+  }
+
+  /** How many held traces are `JUDGED` (the others hold agent-related spans only). */
+  get judged(): number {
+    return this._judged;
   }
 
   get(traceId: string): TraceState | undefined {
@@ -269,6 +276,7 @@ export class TraceBuffer {
       looseTools: 0,
     };
     this._traces.set(traceId, state);
+    if (mode === TraceMode.JUDGED) this._judged++;
     this._lastId = undefined;
     this._metrics.tracesBuffered(1);
     return state;
@@ -379,6 +387,7 @@ export class TraceBuffer {
   release(state: TraceState): void {
     if (this._traces.get(state.traceId) !== state) return;
     this._traces.delete(state.traceId);
+    if (state.mode === TraceMode.JUDGED) this._judged--;
     this._lastId = undefined;
     this._held -= state.held;
     state.held = 0;
@@ -427,6 +436,7 @@ export class TraceBuffer {
     const held = this._held;
     this._metrics.tracesBuffered(-this._traces.size);
     this._traces.clear();
+    this._judged = 0;
     this._lastId = undefined;
     this._tombstones.clear();
     this._held = 0;

@@ -61,6 +61,8 @@ describe('ToolwatchSpanProcessor', () => {
       expect(events[1]!.attributes?.['gen_ai.evaluation.explanation']).toBe(
         'calls: get_order_detail,check_policy',
       );
+      // The verdict is stamped with the agent span's end, inside the span (no clock read per event).
+      for (const event of events) expect(event.time).toEqual(exported.endTime);
       expect(verdicts).toHaveLength(1);
       expect(verdicts[0]!.agent).toBe('refund-agent');
       expect(verdicts[0]!.span_id).toBe(exported.spanContext().spanId);
@@ -357,8 +359,15 @@ describe('ToolwatchSpanProcessor', () => {
       });
       const p = pipeline({ policy, onVerdict: (v) => verdicts.push(v) });
       const agent = startAgent(p.tracer, 'alpha');
-      tool(p.tracer, 'lookup', agent);
+      const lookup = startTool(p.tracer, 'lookup', agent);
+      // Out of the sample, ordinary spans are not followed: nothing is held for them.
+      const held = p.processor['_buffer'].held;
+      startPlain(p.tracer, 'SELECT', lookup).end();
+      startPlain(p.tracer, 'GET /inventory', agent).end();
+      expect(p.processor['_buffer'].held).toBe(held);
+      lookup.end();
       agent.end();
+      expect(p.processor['_buffer'].size).toBe(0);
       const other = startAgent(p.tracer, 'beta');
       other.end();
       const spans = await p.flush();
@@ -369,6 +378,7 @@ describe('ToolwatchSpanProcessor', () => {
       const exported = byName(spans, 'invoke_agent alpha');
       expect(exported.attributes['toolwatch.keep']).toBe(false);
       expect(evaluationEvents(exported)[0]!.attributes?.['gen_ai.evaluation.score.label']).toBe('skipped');
+      expect(evaluationEvents(exported)[0]!.time).toEqual(exported.endTime);
       await p.provider.shutdown();
     });
   });
