@@ -92,12 +92,7 @@ export async function openOutput(
   options: ReportBuilderOptions,
 ): Promise<VerdictOutput> {
   const dest = await destination(path, io);
-  if (format === 'json') {
-    return {
-      add: (v) => dest.write(`${JSON.stringify(v)}\n`),
-      finish: () => dest.close(),
-    };
-  }
+  if (format === 'json') return jsonLines(dest);
   if (format === 'junit') {
     const spool = new JunitSpool(options.redact ?? options.policy?.redact, options.title ?? 'toolwatch');
     return {
@@ -119,6 +114,68 @@ export async function openOutput(
       if (extras.input) builder.setInput(extras.input);
       if (extras.grid) builder.setGrid(extras.grid);
       await dest.write(render(builder.build()));
+      await dest.close();
+    },
+  };
+}
+
+/** Verdict lines gathered into one write of about this many characters. */
+const BATCH = 64 * 1024;
+
+/**
+ * JSON Lines verdicts, one write per batch rather than per verdict (a write per line is a
+ * stream entry and a buffer each). A batch is written when it is full or, at the latest,
+ * once the current turn of the event loop ends, so verdicts still appear as they are judged
+ * when the input trickles in (stdin from a live pipe).
+ */
+function jsonLines(dest: { write: Write; close: () => Promise<void> }): VerdictOutput {
+  let text = '';
+  let scheduled = false;
+  // A write begun by the end-of-turn flush: its backpressure or error, for the next add.
+  let pending: Promise<void> | undefined;
+  let failure: unknown;
+  const flush = (): void | Promise<void> => {
+    if (text.length === 0) return;
+    const batch = text;
+    text = '';
+    return dest.write(batch);
+  };
+  const flushLater = () => {
+    scheduled = false;
+    try {
+      const written = flush();
+      if (written)
+        pending = written.then(
+          () => {
+            pending = undefined;
+          },
+          (err) => {
+            failure = err;
+            pending = undefined;
+          },
+        );
+    } catch (err) {
+      failure = err;
+    }
+  };
+  const check = () => {
+    if (failure !== undefined) throw failure;
+  };
+  return {
+    add: (v) => {
+      check();
+      text += `${JSON.stringify(v)}\n`;
+      if (pending) return pending.then(check);
+      if (text.length >= BATCH) return flush();
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flushLater);
+      }
+    },
+    finish: async () => {
+      await pending;
+      check();
+      await flush();
       await dest.close();
     },
   };

@@ -69,8 +69,10 @@ export class TraceWindow {
   /** Adds one record's spans; returns the traces this record completes (oldest first). */
   add(spans: readonly SpanLike[], file: string, line: number): TraceGroup[] {
     const at = ++this.record;
+    // A record's spans mostly share one trace: look the trace up once per run of them.
+    let group: OpenTrace | undefined;
     for (const span of spans) {
-      let group = this.open.get(span.traceId);
+      if (group === undefined || group.traceId !== span.traceId) group = this.open.get(span.traceId);
       if (group === undefined) {
         if (this.closed.has(span.traceId)) {
           this.reappeared++;
