@@ -7,11 +7,16 @@
  * - baseline: a plain streaming pass — read the file in chunks, split lines, `JSON.parse`
  *   each — the least any JSON Lines reader does;
  * - score: `toolwatch score FILE --policy P --out /dev/null` (the real CLI entry, JSON
- *   verdicts serialised and written), trajectory + tool_order scorers.
+ *   verdicts serialised and written), trajectory + tool_order scorers;
+ * - decode only: the plain pass plus OTLP decoding of each record (no judging);
+ * - built: the same `score`, from the JavaScript `npm run build` emits (compiled here into
+ *   node_modules/.cache, so it resolves the same dependencies), run by plain node: what the
+ *   installed `toolwatch` bin runs. tsx's transform keeps function names by wrapping every
+ *   closure it creates, which the shipped code does not pay.
  *
- * Both children run under the same loader (tsx), so the loader's cost is in both.
+ * The tsx children run under the same loader, so the loader's cost is in all of them.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -79,6 +84,8 @@ const BASELINE = `
 import { createReadStream } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 const start = performance.now();
+const cpu0 = process.cpuUsage();
+const cpuMs = () => { const u = process.cpuUsage(cpu0); return (u.user + u.system) / 1000; };
 const decoder = new StringDecoder('utf8');
 let carry = '', records = 0;
 for await (const chunk of createReadStream(process.argv[2])) {
@@ -91,7 +98,7 @@ for await (const chunk of createReadStream(process.argv[2])) {
   }
   carry = text.slice(from);
 }
-console.log(JSON.stringify({ ms: performance.now() - start, records, maxRssKb: process.resourceUsage().maxRSS }));
+console.log(JSON.stringify({ ms: performance.now() - start, records, maxRssKb: process.resourceUsage().maxRSS, cpuMs: cpuMs() }));
 `;
 
 /** The same streaming pass plus OTLP decoding of each record (toolwatch's decoder, no judging). */
@@ -100,6 +107,8 @@ import { createReadStream } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { spansFromOtlpJson } from ${JSON.stringify(decoderPath)};
 const start = performance.now();
+const cpu0 = process.cpuUsage();
+const cpuMs = () => { const u = process.cpuUsage(cpu0); return (u.user + u.system) / 1000; };
 const decoder = new StringDecoder('utf8');
 let carry = '', spans = 0;
 for await (const chunk of createReadStream(process.argv[2])) {
@@ -112,26 +121,29 @@ for await (const chunk of createReadStream(process.argv[2])) {
   }
   carry = text.slice(from);
 }
-console.log(JSON.stringify({ ms: performance.now() - start, spans, maxRssKb: process.resourceUsage().maxRSS }));
+console.log(JSON.stringify({ ms: performance.now() - start, spans, maxRssKb: process.resourceUsage().maxRSS, cpuMs: cpuMs() }));
 `;
 
 const SCORE = (mainPath: string) => `
 import { main } from ${JSON.stringify(mainPath)};
 const start = performance.now();
+const cpu0 = process.cpuUsage();
+const cpuMs = () => { const u = process.cpuUsage(cpu0); return (u.user + u.system) / 1000; };
 let summary = '';
 const code = await main(['score', process.argv[2], '--policy', process.argv[3], '--out', '/dev/null'], {
   stdout: () => {},
   stderr: (t) => { summary += t; },
 });
-console.log(JSON.stringify({ ms: performance.now() - start, code, summary: summary.trim(), maxRssKb: process.resourceUsage().maxRSS }));
+console.log(JSON.stringify({ ms: performance.now() - start, code, summary: summary.trim(), maxRssKb: process.resourceUsage().maxRSS, cpuMs: cpuMs() }));
 `;
 
 function child(
   script: string,
   args: string[],
-): Promise<{ ms: number; maxRssKb: number; summary?: string; code?: number }> {
+  runner = tsx,
+): Promise<{ ms: number; cpuMs: number; maxRssKb: number; summary?: string; code?: number }> {
   return new Promise((resolve, reject) => {
-    execFile(tsx, [script, ...args], { cwd: root, maxBuffer: 1 << 24 }, (err, stdout, stderr) => {
+    execFile(runner, [script, ...args], { cwd: root, maxBuffer: 1 << 24 }, (err, stdout, stderr) => {
       if (err) reject(new Error(`${err.message}\n${stderr}`));
       else resolve(JSON.parse(stdout.trim().split('\n').pop()!));
     });
@@ -151,6 +163,22 @@ export async function run(): Promise<BenchReport> {
     await writeFile(baselineScript, BASELINE);
     await writeFile(scoreScript, SCORE(join(root, 'src/cli/main.ts')));
     await writeFile(policy, POLICY);
+    const built = join(root, 'node_modules/.cache/toolwatch-score-bench');
+    await rm(built, { recursive: true, force: true });
+    // Type errors elsewhere in a shared tree do not stop tsc emitting; a missing entry would.
+    spawnSync(
+      process.execPath,
+      [
+        join(root, 'node_modules/typescript/bin/tsc'),
+        '-p',
+        'tsconfig.build.json',
+        '--outDir',
+        join(built, 'dist'),
+      ],
+      { cwd: root, stdio: 'ignore' },
+    );
+    const builtScript = join(built, 'score.mjs');
+    await writeFile(builtScript, SCORE(join(built, 'dist/cli/main.js')));
     let rss25: number | undefined;
     for (const runs of SIZES) {
       const file = join(dir, `runs-${runs}.jsonl`);
@@ -162,6 +190,11 @@ export async function run(): Promise<BenchReport> {
       base.push(await child(baselineScript, [file]));
       score.push(await child(scoreScript, [file, policy]));
       const decoded = [await child(decodeScript, [file]), await child(decodeScript, [file])];
+      const shipped = [
+        await child(builtScript, [file, policy], process.execPath),
+        await child(builtScript, [file, policy], process.execPath),
+      ];
+      const c = shipped.reduce((x, y) => (x.ms <= y.ms ? x : y));
       const d = decoded.reduce((x, y) => (x.ms <= y.ms ? x : y));
       const b = base.reduce((x, y) => (x.ms <= y.ms ? x : y));
       const s = score.reduce((x, y) => (x.ms <= y.ms ? x : y));
@@ -174,6 +207,9 @@ export async function run(): Promise<BenchReport> {
         'JSON.parse pass runs/s': Math.round((runs / b.ms) * 1000),
         'score ÷ JSON.parse time': Number((s.ms / b.ms).toFixed(2)),
         'JSON.parse + OTLP decode only ÷ JSON.parse': Number((d.ms / b.ms).toFixed(2)),
+        'built score (node dist/) ÷ JSON.parse': Number((c.ms / b.ms).toFixed(2)),
+        'CPU time: score ÷ JSON.parse': Number((s.cpuMs / b.cpuMs).toFixed(2)),
+        'CPU time: built ÷ JSON.parse': Number((c.cpuMs / b.cpuMs).toFixed(2)),
         'score peak RSS MB': Math.round(rssMb),
         'JSON.parse peak RSS MB': Math.round(Math.max(...base.map((x) => x.maxRssKb)) / 1024),
         'RSS ÷ RSS at 25k': Number((rssMb / rss25!).toFixed(2)),
@@ -183,13 +219,15 @@ export async function run(): Promise<BenchReport> {
     }
   } finally {
     await rm(dir, { recursive: true, force: true });
+    await rm(join(root, 'node_modules/.cache/toolwatch-score-bench'), { recursive: true, force: true });
   }
   return {
     name: 'toolwatch score, streaming: runs/s, ratio to a plain streaming JSON.parse pass, peak RSS',
     rows,
     notes: [
       ...notes,
-      'Each figure is the faster of two alternating child processes per command; RSS is the larger of the two.',
+      'Each figure is the faster of two child processes per command (CPU time: of the faster); RSS is the larger of the two.',
+      'CPU time (user + system, all threads: GC helpers included) is less disturbed by other load on a shared machine than wall time.',
     ],
   };
 }
