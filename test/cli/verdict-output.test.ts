@@ -1,0 +1,57 @@
+import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { TraceBuilder } from '../helpers/trace-builder.js';
+
+const policy = fileURLToPath(new URL('../fixtures/policies/cli-refunds.yaml', import.meta.url));
+
+function line(i: number): string {
+  const t = new TraceBuilder({ traceId: i.toString(16).padStart(32, '0') });
+  t.agent('refund-agent').tool('get_order_detail', { id: 'c1', args: { order_id: 'A1024' } });
+  return `${JSON.stringify(t.toOtlp())}\n`;
+}
+
+function capture() {
+  const writes: string[] = [];
+  return {
+    writes,
+    io: {
+      stdout: (text: string) => {
+        writes.push(text);
+      },
+      stderr: () => {},
+    },
+  };
+}
+
+describe('JSON verdict output', () => {
+  it('writes verdicts in batches, the same lines as one write per verdict would', async () => {
+    const { writes, io } = capture();
+    const stdin = new PassThrough();
+    const done = main(['score', '-', '--policy', policy], { ...io, stdin });
+    for (let i = 1; i <= 2000; i++) stdin.write(line(i));
+    stdin.end();
+    expect(await done).toBe(0);
+    const lines = writes.join('').split('\n').filter(Boolean);
+    expect(lines).toHaveLength(2000);
+    expect(new Set(lines.map((l) => JSON.parse(l).trace_id)).size).toBe(2000);
+    expect(writes.length).toBeLessThan(lines.length / 10);
+  });
+
+  it('still writes a verdict as soon as its trace is judged while the input trickles in', async () => {
+    const { writes, io } = capture();
+    const stdin = new PassThrough();
+    // With a window of 1 record, the first trace is complete once the second record is read.
+    const done = main(['score', '-', '--policy', policy, '--window', '1'], { ...io, stdin });
+    stdin.write(line(1));
+    stdin.write(line(2));
+    const deadline = Date.now() + 10_000;
+    while (writes.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    // The input is still open: the verdict came out before the end of input.
+    expect(writes.join('')).toContain(`"trace_id":"${(1).toString(16).padStart(32, '0')}"`);
+    stdin.end();
+    expect(await done).toBe(0);
+    expect(writes.join('').trim().split('\n')).toHaveLength(2);
+  });
+});
