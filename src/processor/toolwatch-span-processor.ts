@@ -390,6 +390,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     } else {
       this._buffer.holdScope(state, spanId, scope);
     }
+    this._buffer.follow(state, span);
     state.openCount++;
   }
 
@@ -508,8 +509,10 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     spanId: string,
     placement: Placement,
   ): ReadableSpan | undefined {
+    // Ordinary spans (not followed out of the sample) and spans refused when they started
+    // (span limits: counted then) have nothing to do now.
+    if (!this._buffer.unfollow(state, span)) return undefined;
     const held = state.spans.get(spanId);
-    // Refused when it started (span limits): counted then, nothing to do now.
     if (held === undefined) return undefined;
     let view: ReadableSpan | undefined;
     if (held.spanId === spanId && held !== NO_SCOPE) {

@@ -102,6 +102,12 @@ export interface TraceState {
   looseTools: number;
   /** SAMPLED_OUT traces: the open agent span that started last. */
   lastAgent: SpanEntry | undefined;
+  /**
+   * SAMPLED_OUT traces: the open spans held (as objects, the keys of `spans` by id). A span
+   * object never used as a key has no identity hash, so asking for one that was not held (most
+   * spans of the trace: ordinary ones) costs no string hashing and no probe.
+   */
+  followed: Set<ReadableSpan>;
 }
 
 /** What remains of an evicted trace: enough to refuse its later spans and give its open runs a record. */
@@ -132,6 +138,7 @@ export const NO_SCOPE: SpanEntry = newEntry(
 const NO_SPANS: Set<string> = new Set();
 const NO_LATE_RUNS: Map<string, LateRun> = new Map();
 const NO_ORDINARY: Map<string, ReadableSpan> = new Map();
+const NO_FOLLOWED: Set<ReadableSpan> = new Set();
 
 export function newEntry(
   span: ReadableSpan,
@@ -272,6 +279,7 @@ export class TraceBuffer {
       late: NO_LATE_RUNS,
       lastAgent: undefined,
       ordinary: NO_ORDINARY,
+      followed: NO_FOLLOWED,
       agents: 0,
       looseTools: 0,
     };
@@ -318,6 +326,17 @@ export class TraceBuffer {
     state.held++;
     this._held++;
     state.activeEpoch = this._epoch;
+  }
+
+  /** SAMPLED_OUT traces: the span (held by id) is known by its object too, so ends of the others cost no lookup. */
+  follow(state: TraceState, span: ReadableSpan): void {
+    if (state.followed === NO_FOLLOWED) state.followed = new Set();
+    state.followed.add(span);
+  }
+
+  /** SAMPLED_OUT traces: whether `span` was held when it started; it is not any more. */
+  unfollow(state: TraceState, span: ReadableSpan): boolean {
+    return state.followed.delete(span);
   }
 
   /** SAMPLED_OUT traces: an open span that is not an agent maps to the agent span above it. */

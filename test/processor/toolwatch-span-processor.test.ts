@@ -381,6 +381,28 @@ describe('ToolwatchSpanProcessor', () => {
       expect(evaluationEvents(exported)[0]!.time).toEqual(exported.endTime);
       await p.provider.shutdown();
     });
+    it('releases an out-of-sample trace whatever its spans became, and ignores spans refused at their start', async () => {
+      const verdicts: Verdict[] = [];
+      const policy = policyOf([{ name: 'r', match: { agent: 'a*' }, scorers: [fakeScorer({ name: 's' })] }], {
+        sampling: { ratio: 0 },
+      });
+      const p = pipeline({ policy, maxSpansPerTrace: 2, onVerdict: (v) => verdicts.push(v) });
+      const agent = startAgent(p.tracer, 'alpha');
+      const lookup = startTool(p.tracer, 'lookup', agent);
+      // Past maxSpansPerTrace: refused (and counted) when it starts.
+      const refused = startTool(p.tracer, 'notify', agent);
+      expect(p.processor['_buffer'].held).toBe(2);
+      // Attributes changed after start no longer say "tool": the span still ends as held.
+      lookup.setAttribute('gen_ai.operation.name', 'create_agent');
+      refused.end();
+      lookup.end();
+      expect(p.processor['_buffer'].size).toBe(1);
+      agent.end();
+      expect(p.processor['_buffer'].size).toBe(0);
+      expect(p.processor['_buffer'].held).toBe(0);
+      expect(verdicts.map((v) => v.results.map((r) => r.reason))).toEqual([['sampled_out']]);
+      await p.provider.shutdown();
+    });
   });
 
   describe('metrics', () => {
