@@ -383,9 +383,12 @@ describe('ToolwatchSpanProcessor', () => {
     });
     it('releases an out-of-sample trace whatever its spans became, and ignores spans refused at their start', async () => {
       const verdicts: Verdict[] = [];
-      const policy = policyOf([{ name: 'r', match: { agent: 'a*' }, scorers: [fakeScorer({ name: 's' })] }], {
-        sampling: { ratio: 0 },
-      });
+      const policy = policyOf(
+        [{ name: 'r', match: { agent: 'a*', rootOnly: true }, scorers: [fakeScorer({ name: 's' })] }],
+        {
+          sampling: { ratio: 0 },
+        },
+      );
       const p = pipeline({ policy, maxSpansPerTrace: 2, onVerdict: (v) => verdicts.push(v) });
       const agent = startAgent(p.tracer, 'alpha');
       const lookup = startTool(p.tracer, 'lookup', agent);
