@@ -40,6 +40,8 @@ export interface ReadRecordsOptions {
 }
 
 const MiB = 1024 * 1024;
+/** Records handed over per yield. */
+const BATCH_RECORDS = 16;
 const GZIP_MAGIC = [0x1f, 0x8b];
 
 /** What reading yields, in input order: a record, or a problem (which has no `value`). */
@@ -334,6 +336,9 @@ async function* readJson(
       if (!handle(chunk.toString('utf8', start, nl))) return stopEarly();
       start = nl + 1;
       nl = chunk.indexOf(0x0a, start);
+      // Parsed records handed over a few at a time, not a whole chunk's worth: they die young
+      // (decoded, then dropped) instead of outliving a scavenge together.
+      if (sink.items.length >= BATCH_RECORDS) yield sink.take();
     }
     if (start < chunk.length) {
       carry.push(start === 0 ? chunk : chunk.subarray(start));
