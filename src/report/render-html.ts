@@ -1,5 +1,5 @@
 import { gateLine } from './gate-line.js';
-import { percent } from './report-builder.js';
+import { BY_TOOL_COLUMNS, percent } from './report-builder.js';
 import type { RateRow, Report } from './report-types.js';
 
 function esc(text: string): string {
@@ -159,15 +159,7 @@ export function renderHtml(report: Report): string {
       '<h2>By tool</h2>',
       table(
         'by-tool',
-        [
-          'tool',
-          'expected in',
-          'first call correct',
-          'final success',
-          'retries',
-          'forbidden calls',
-          'arg mismatches',
-        ],
+        BY_TOOL_COLUMNS,
         report.byTool.map((t) => [
           esc(t.tool),
           String(t.expected),

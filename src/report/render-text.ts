@@ -1,5 +1,5 @@
 import { gateLine } from './gate-line.js';
-import { percent } from './report-builder.js';
+import { BY_TOOL_COLUMNS, percent } from './report-builder.js';
 import type { RateRow, Report } from './report-types.js';
 
 /** Columns padded to their widest cell; numbers right-aligned. */
@@ -73,15 +73,7 @@ export function renderText(report: Report): string {
     out.push(
       '',
       ...columns(
-        [
-          'tool',
-          'expected in',
-          'first call correct',
-          'final success',
-          'retries',
-          'forbidden calls',
-          'arg mismatches',
-        ],
+        BY_TOOL_COLUMNS,
         report.byTool.map((t) => [
           t.tool,
           String(t.expected),

@@ -224,6 +224,17 @@ function riskOrder(key: string): number {
 }
 
 /** `passed / total` as a percentage with one decimal, or `n/a`. */
+/** Columns of the by-tool table, shared by the text, Markdown and HTML renderers. */
+export const BY_TOOL_COLUMNS = [
+  'tool',
+  'expected in',
+  'first call correct',
+  'final success',
+  'retries',
+  'forbidden calls',
+  'arg mismatches',
+];
+
 export function percent(passed: number, total: number): string {
   return total === 0 ? 'n/a' : `${((100 * passed) / total).toFixed(1)}%`;
 }
