@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { buildGroundTruth } from './build-ground-truth.js';
 import { createCapture, settle } from './capture.js';
 import { HISTORY_PROMPTS, scriptFor, WEATHER_AGENT } from './scenario-scripts.js';
-import { isCallTurn, type Script, type ScriptedTurn } from './script.js';
+import { isCallTurn, type Script, type ScriptedCall, type ScriptedTurn } from './script.js';
 import { celsiusToFahrenheit, flakyDb, getWeather } from './tool-bodies.js';
 import { ToolRecorder } from './tool-recorder.js';
 import type { ScenarioName, ScenarioOptions, ScenarioResult } from './types.js';
@@ -27,12 +27,7 @@ function toMessage(turn: ScriptedTurn): AIMessage {
   if (!isCallTurn(turn)) return new AIMessage(turn.text);
   return new AIMessage({
     content: '',
-    tool_calls: turn.calls.map((c) => ({
-      id: c.id,
-      name: c.name,
-      args: c.args as Record<string, unknown>,
-      type: 'tool_call',
-    })),
+    tool_calls: toolCallsOf(turn),
     additional_kwargs: {
       tool_calls: turn.calls.map((c) => ({
         id: c.id,
@@ -51,15 +46,16 @@ function toMessage(turn: ScriptedTurn): AIMessage {
  */
 function toMessageOnly(turn: ScriptedTurn): AIMessage {
   if (!isCallTurn(turn)) return new AIMessage(turn.text);
-  return new AIMessage({
-    content: '',
-    tool_calls: turn.calls.map((c) => ({
-      id: c.id,
-      name: c.name,
-      args: c.args as Record<string, unknown>,
-      type: 'tool_call' as const,
-    })),
-  });
+  return new AIMessage({ content: '', tool_calls: toolCallsOf(turn) });
+}
+
+function toolCallsOf(turn: { calls: ScriptedCall[] }) {
+  return turn.calls.map((c) => ({
+    id: c.id,
+    name: c.name,
+    args: c.args as Record<string, unknown>,
+    type: 'tool_call' as const,
+  }));
 }
 
 /** A chat model class whose tool calls live on the message only (see `toMessageOnly`). */
