@@ -92,57 +92,59 @@ function under(parent: Span): Context {
 
 let callId = 0;
 
-/** One agent run: 1 agent span, 4 LLM spans, 6 tool spans with JSON args, 20 HTTP/DB spans. */
-function agentRun(tracer: Tracer, endRoot = true): void {
-  const agent = tracer.startSpan('invoke_agent refund-agent', {
+// The spans of one agent run, shared by the synchronous and the async shape.
+const startAgent = (tracer: Tracer) =>
+  tracer.startSpan('invoke_agent refund-agent', {
     attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'refund-agent' },
   });
+const startLlm = (tracer: Tracer, agent: Span) =>
+  tracer.startSpan(
+    'chat mock-model',
+    { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'mock-model' } },
+    under(agent),
+  );
+const startHttp = (tracer: Tracer, llm: Span) =>
+  tracer.startSpan(
+    'POST /v1/chat/completions',
+    { kind: 2, attributes: { 'http.request.method': 'POST' } },
+    under(llm),
+  );
+const startTool = (tracer: Tracer, agent: Span, tool: number) => {
+  const name = TOOLS[tool]!;
+  return tracer.startSpan(
+    `execute_tool ${name}`,
+    {
+      attributes: {
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': name,
+        'gen_ai.tool.call.id': `call_${++callId}`,
+        'gen_ai.tool.call.arguments': JSON.stringify({ order_id: 'A1024', include_history: true, n: tool }),
+      },
+    },
+    under(agent),
+  );
+};
+const startDb = (tracer: Tracer, toolSpan: Span) =>
+  tracer.startSpan(
+    'SELECT orders',
+    { kind: 2, attributes: { 'db.system.name': 'postgresql' } },
+    under(toolSpan),
+  );
+const TOOL_RESULT = '{"status":"delivered"}';
+
+/** One agent run: 1 agent span, 4 LLM spans, 6 tool spans with JSON args, 20 HTTP/DB spans. */
+function agentRun(tracer: Tracer, endRoot = true): void {
+  const agent = startAgent(tracer);
   let tool = 0;
   for (let turn = 0; turn < 4; turn++) {
-    const llm = tracer.startSpan(
-      'chat mock-model',
-      { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'mock-model' } },
-      under(agent),
-    );
-    for (let h = 0; h < 2; h++) {
-      tracer
-        .startSpan(
-          'POST /v1/chat/completions',
-          { kind: 2, attributes: { 'http.request.method': 'POST' } },
-          under(llm),
-        )
-        .end();
-    }
+    const llm = startLlm(tracer, agent);
+    for (let h = 0; h < 2; h++) startHttp(tracer, llm).end();
     llm.end();
     const toolsThisTurn = turn === 3 ? 0 : 2;
     for (let t = 0; t < toolsThisTurn; t++, tool++) {
-      const name = TOOLS[tool]!;
-      const span = tracer.startSpan(
-        `execute_tool ${name}`,
-        {
-          attributes: {
-            'gen_ai.operation.name': 'execute_tool',
-            'gen_ai.tool.name': name,
-            'gen_ai.tool.call.id': `call_${++callId}`,
-            'gen_ai.tool.call.arguments': JSON.stringify({
-              order_id: 'A1024',
-              include_history: true,
-              n: tool,
-            }),
-          },
-        },
-        under(agent),
-      );
-      for (let d = 0; d < 2; d++) {
-        tracer
-          .startSpan(
-            'SELECT orders',
-            { kind: 2, attributes: { 'db.system.name': 'postgresql' } },
-            under(span),
-          )
-          .end();
-      }
-      span.setAttribute('gen_ai.tool.call.result', '{"status":"delivered"}');
+      const span = startTool(tracer, agent, tool);
+      for (let d = 0; d < 2; d++) startDb(tracer, span).end();
+      span.setAttribute('gen_ai.tool.call.result', TOOL_RESULT);
       span.end();
     }
   }
@@ -152,23 +154,13 @@ function agentRun(tracer: Tracer, endRoot = true): void {
 /** The same run as async code: every step awaits, so concurrent runs interleave span by span. */
 async function agentRunAsync(tracer: Tracer): Promise<void> {
   const step = () => Promise.resolve();
-  const agent = tracer.startSpan('invoke_agent refund-agent', {
-    attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'refund-agent' },
-  });
+  const agent = startAgent(tracer);
   await step();
   let tool = 0;
   for (let turn = 0; turn < 4; turn++) {
-    const llm = tracer.startSpan(
-      'chat mock-model',
-      { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'mock-model' } },
-      under(agent),
-    );
+    const llm = startLlm(tracer, agent);
     for (let h = 0; h < 2; h++) {
-      const http = tracer.startSpan(
-        'POST /v1/chat/completions',
-        { kind: 2, attributes: { 'http.request.method': 'POST' } },
-        under(llm),
-      );
+      const http = startHttp(tracer, llm);
       await step();
       http.end();
     }
@@ -176,33 +168,13 @@ async function agentRunAsync(tracer: Tracer): Promise<void> {
     await step();
     const toolsThisTurn = turn === 3 ? 0 : 2;
     for (let t = 0; t < toolsThisTurn; t++, tool++) {
-      const name = TOOLS[tool]!;
-      const span = tracer.startSpan(
-        `execute_tool ${name}`,
-        {
-          attributes: {
-            'gen_ai.operation.name': 'execute_tool',
-            'gen_ai.tool.name': name,
-            'gen_ai.tool.call.id': `call_${++callId}`,
-            'gen_ai.tool.call.arguments': JSON.stringify({
-              order_id: 'A1024',
-              include_history: true,
-              n: tool,
-            }),
-          },
-        },
-        under(agent),
-      );
+      const span = startTool(tracer, agent, tool);
       for (let d = 0; d < 2; d++) {
-        const db = tracer.startSpan(
-          'SELECT orders',
-          { kind: 2, attributes: { 'db.system.name': 'postgresql' } },
-          under(span),
-        );
+        const db = startDb(tracer, span);
         await step();
         db.end();
       }
-      span.setAttribute('gen_ai.tool.call.result', '{"status":"delivered"}');
+      span.setAttribute('gen_ai.tool.call.result', TOOL_RESULT);
       span.end();
       await step();
     }
