@@ -70,6 +70,14 @@ export interface ToolRequest {
   refusal?: string;
   /** True when the call awaits approval or external execution rather than being rejected. */
   pending?: boolean;
+  /**
+   * True when a person or an approval policy rejected the call at an approval step (agno's
+   * rejected confirmation, an approval response with `approved: false`,
+   * `gen_ai.tool.call.decision.outcome=deny`): agno keeps such a call as a `ToolExecution`
+   * with `tool_call_error`, unlike a call refused before it could run (tool-call limit,
+   * unknown tool, invalid arguments).
+   */
+  rejected?: boolean;
 }
 
 /**

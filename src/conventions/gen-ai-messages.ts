@@ -1,6 +1,7 @@
 import type { HistoryCall, ToolDefinition } from '../types.js';
 import { isRecord, readArgs, readArray, readString, readTrue } from './read-values.js';
 import type { MessageCall, RefusalFacts } from './span-facts.js';
+import { isRejectionText } from './tool-status.js';
 
 /** Tool calls and tool results found in a GenAI-semconv message list. */
 export interface MessageScan {
@@ -45,21 +46,35 @@ export function scanGenAiMessages(value: unknown, from = 0, to = Number.POSITIVE
         const id = readString(part['id'])?.trim();
         const response = 'response' in part ? part['response'] : part['result'];
         const text = responseText(response);
-        if (id && text !== undefined) scan.responses.push({ callId: id, text });
+        if (id && text !== undefined) {
+          const r: RefusalFacts = { callId: id, text };
+          if (isDenied(response) || isRejectionText(text)) r.rejected = true;
+          scan.responses.push(r);
+        }
       } else if (type === 'tool_approval_response' && part['approved'] === false) {
         const id = readString(part['approval_id']);
-        if (id) scan.responses.push({ callId: id, text: readString(part['reason']) ?? 'approval denied' });
+        if (id)
+          scan.responses.push({
+            callId: id,
+            text: readString(part['reason']) ?? 'approval denied',
+            rejected: true,
+          });
       }
     }
   }
   return scan;
 }
 
+/** An AI SDK approval denial as a tool output: `{denied: true, reason}`. */
+function isDenied(response: unknown): response is Record<string, unknown> {
+  return isRecord(response) && response['denied'] === true;
+}
+
 /** A tool result as readable text; `{denied: true, reason}` becomes the reason. */
 export function responseText(response: unknown): string | undefined {
   if (response === undefined || response === null) return undefined;
   if (typeof response === 'string') return response;
-  if (isRecord(response) && response['denied'] === true) {
+  if (isDenied(response)) {
     return readString(response['reason']) ?? 'denied';
   }
   try {

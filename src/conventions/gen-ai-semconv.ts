@@ -291,6 +291,7 @@ export function decisionRefusals(span: SpanLike): RefusalFacts[] | undefined {
     if (id) r.callId = id;
     if (name) r.name = name;
     if (outcome === 'require_approval') r.pending = true;
+    else r.rejected = true;
     out ??= [];
     out.push(r);
   }

@@ -36,7 +36,7 @@ import type {
   SpanRole,
   ToolFacts,
 } from './span-facts.js';
-import { callIdFromRejection, readToolStatus, wasNotRun } from './tool-status.js';
+import { callIdFromRejection, isRejectionText, readToolStatus, wasNotRun } from './tool-status.js';
 
 const CONVENTION = 'openinference';
 const HANDOFF_NAME = 'handoff to ';
@@ -218,7 +218,10 @@ export const openInferenceLlmInput = guarded((span: SpanLike): LlmInputFacts => 
   const refusals: RefusalFacts[] = [];
   for (const msg of inputMessages.values()) {
     if (msg.role === 'tool' && msg.toolCallId && msg.content !== undefined) {
-      refusals.push({ callId: msg.toolCallId, text: msg.content });
+      const r: RefusalFacts = { callId: msg.toolCallId, text: msg.content };
+      // OpenAI Agents answers a rejected approval with a fixed text as the tool's output.
+      if (isRejectionText(msg.content)) r.rejected = true;
+      refusals.push(r);
     }
   }
   // Unflattened LangChain messages (see serializedOutputCalls): calls and tool results with
@@ -378,7 +381,11 @@ function readAgnoMessages(value: unknown): { calls: MessageCall[]; refusals: Ref
     if (msg['role'] === 'tool' && !fromHistory) {
       const id = readString(msg['tool_call_id']);
       const content = readString(msg['content']);
-      if (id && content) refusals.push({ callId: id, text: content });
+      if (id && content) {
+        const r: RefusalFacts = { callId: id, text: content };
+        if (readTrue(msg['tool_call_error'])) r.error = true;
+        refusals.push(r);
+      }
     }
   }
   return { calls, refusals };

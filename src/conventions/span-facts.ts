@@ -52,6 +52,14 @@ export interface RefusalFacts {
   text: string;
   /** True for approval-pending decisions rather than rejections. */
   pending?: boolean;
+  /**
+   * A person or an approval policy said no at an approval step (decision `deny`, an approval
+   * response with `approved: false`, a denied tool output): the framework keeps the call as
+   * an execution that failed, unlike a call refused before it could run.
+   */
+  rejected?: boolean;
+  /** The framework marked the tool result as an error (agno `tool_call_error`). */
+  error?: boolean;
 }
 
 /** What one LLM (or step/chunk) span says about tool calls. */

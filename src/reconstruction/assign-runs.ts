@@ -174,6 +174,7 @@ function addContinuedRequests(st: RunState, llm: LlmFacts, calls: MessageCall[],
       llmRank: node.rank,
       convention: llm.convention,
       usable: c.usable,
+      continued: true,
     });
   }
 }

@@ -76,7 +76,11 @@ export function buildCalls(st: RunState): void {
     sortTimes.push(Math.max(p.llmStart, lastExec));
     sortRanks.push(p.llmRank + 1);
     const refusal = (req.callId ? refusalById.get(req.callId) : undefined) ?? refusalByName.get(req.name);
-    if (refusal && !refusal.pending) req.refusal = refusal.text;
+    if (refusal && !refusal.pending) {
+      req.refusal = refusal.text;
+      // Rejected at an approval step: a failed execution to agno, not a call refused before it ran.
+      if (refusal.rejected || (p.continued && refusal.error)) req.rejected = true;
+    }
     // Asked for in the run's last model output, never answered, and the run did not fail:
     // the framework stopped to wait (agno HITL pause, AI SDK approval request).
     if (refusal?.pending || (!refusal && req.llmSpanId === st.lastLlm?.id && runStatus !== 2))

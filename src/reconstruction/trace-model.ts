@@ -57,6 +57,11 @@ export interface PendingRequest {
   llmRank: number;
   convention: string;
   usable: boolean;
+  /**
+   * Carried into a continued run (agno `continue_run`) from the paused run that asked for it:
+   * an error result for it there is the person's rejection at the approval step.
+   */
+  continued?: boolean;
 }
 /** Per-run working state while the trace is read. */
 export interface RunState {

@@ -28,9 +28,10 @@ export type EvidenceScope = 'members' | 'self';
  * The trace mapping of semantics §2.1 for one run:
  *
  * - executions = the run's calls in order (executions seen as spans, any status), plus
- *   request-only calls that are `paused` — agno always keeps a `ToolExecution` for a paused
- *   HITL call (`is_paused`), while a refused request (tool-call limit, unknown tool, bad
- *   arguments) has none and is only a message-side request;
+ *   request-only calls that are `paused` or were rejected at an approval step — agno keeps a
+ *   `ToolExecution` for a paused HITL call (`is_paused`) and for a rejected one
+ *   (`confirmed=False`, `tool_call_error`), while a request refused before it could run
+ *   (tool-call limit, unknown tool, bad arguments) has none and is only a message-side request;
  * - `error` / `refused` ↔ `tool_call_error`, `paused` ↔ `is_paused`;
  * - requested names = every request an LLM span of the run made this turn (joined or not);
  *   history lives in `run.history` and is never read.
@@ -91,9 +92,13 @@ export function membersCarryTools(run: AgentRun): boolean {
   return false;
 }
 
-/** A call agno keeps as a `ToolExecution`: anything but a refused request-only call. */
+/**
+ * A call agno keeps as a `ToolExecution`: anything but a request-only call refused before it
+ * could run. A paused call (`is_paused`) and a call rejected at an approval step (agno keeps
+ * it with `confirmed=False` and `tool_call_error`) are executions.
+ */
 function isAgnoExecution(call: ToolExecution): boolean {
-  return !call.requestOnly || call.status === 'paused';
+  return !call.requestOnly || call.status === 'paused' || call.request?.rejected === true;
 }
 
 /** agno `dict(t.tool_args or {})`: arguments that are not an object read as `{}`. */

@@ -222,7 +222,7 @@ describe('GenAI semconv adapter: agent and LLM spans', () => {
     expect(facts.inputCalls).toMatchObject([{ name: 'old', callId: 'h1', fromHistory: true }]);
     expect(facts.refusals).toEqual([
       { callId: 'h2', text: 'rainy' },
-      { callId: 'h3', text: 'no' },
+      { callId: 'h3', text: 'no', rejected: true },
     ]);
   });
 
@@ -254,7 +254,7 @@ describe('GenAI semconv adapter: agent and LLM spans', () => {
       },
     );
     expect(genAiLlm(span)!.refusals).toEqual([
-      { callId: 'd1', text: 'decision: deny' },
+      { callId: 'd1', text: 'decision: deny', rejected: true },
       { callId: 'd2', text: 'decision: require_approval', pending: true },
     ]);
   });

@@ -533,6 +533,107 @@ describe('reconstructTrace: statuses of request-only calls', () => {
       ['deploy', 'paused'],
       ['rollback', 'refused'],
     ]);
+    // A denial is a rejection at the approval step; a pending decision is not.
+    expect(run.calls.map((c) => c.request?.rejected ?? false)).toEqual([false, true]);
+  });
+
+  // semantics §2.1: a call a person rejected at an approval step vs one refused before it could run.
+  describe('approval rejections are told from refusals before the call could run', () => {
+    const answered = (parts: unknown[]) => {
+      const f = new SpanFactory();
+      const agent = f.make('invoke_agent a', { 'gen_ai.operation.name': 'invoke_agent' });
+      const llm1 = f.make(
+        'chat m',
+        {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.output.messages': JSON.stringify([
+            {
+              role: 'assistant',
+              parts: [
+                { type: 'tool_call', id: 'r1', name: 'delete_file', arguments: { path: '/etc/hosts' } },
+                { type: 'tool_call', id: 'r2', name: 'get_wether', arguments: {} },
+              ],
+            },
+          ]),
+        },
+        { parent: agent },
+      );
+      const llm2 = f.make(
+        'chat m',
+        {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.input.messages': JSON.stringify([
+            {
+              role: 'assistant',
+              parts: [
+                { type: 'tool_call', id: 'r1', name: 'delete_file', arguments: { path: '/etc/hosts' } },
+                { type: 'tool_call', id: 'r2', name: 'get_wether', arguments: {} },
+              ],
+            },
+            { role: 'tool', parts },
+          ]),
+        },
+        { parent: agent },
+      );
+      const run = reconstructTrace(encloseChildren([agent, llm1, llm2])).runs[0]!;
+      return run.calls.map((c) => ({
+        name: c.name,
+        status: c.status,
+        requestOnly: c.requestOnly,
+        rejected: c.request?.rejected ?? false,
+        why: c.errorMessage,
+      }));
+    };
+    const unknownTool = {
+      type: 'tool_call_response',
+      id: 'r2',
+      response: 'Error: The requested tool does not exist or is not available.',
+    };
+
+    it('an approval response with approved: false (AI SDK)', () => {
+      expect(
+        answered([
+          { type: 'tool_approval_response', approval_id: 'r1', approved: false, reason: 'no' },
+          unknownTool,
+        ]),
+      ).toEqual([
+        { name: 'delete_file', status: 'refused', requestOnly: true, rejected: true, why: 'no' },
+        {
+          name: 'get_wether',
+          status: 'refused',
+          requestOnly: true,
+          rejected: false,
+          why: unknownTool.response,
+        },
+      ]);
+    });
+
+    it('a denied tool output, {denied: true, reason}', () => {
+      const calls = answered([
+        { type: 'tool_call_response', id: 'r1', response: { denied: true, reason: 'not today' } },
+        unknownTool,
+      ]);
+      expect(calls.map((c) => [c.rejected, c.why])).toEqual([
+        [true, 'not today'],
+        [false, unknownTool.response],
+      ]);
+    });
+
+    it('OpenAI Agents’ rejection text as the tool output', () => {
+      const calls = answered([
+        { type: 'tool_call_response', id: 'r1', response: 'Tool execution was not approved.' },
+        unknownTool,
+      ]);
+      expect(calls.map((c) => c.rejected)).toEqual([true, false]);
+    });
+
+    it('an ordinary error result is not a rejection', () => {
+      const calls = answered([
+        { type: 'tool_call_response', id: 'r1', response: 'Permission denied: /etc/hosts' },
+        unknownTool,
+      ]);
+      expect(calls.map((c) => c.rejected)).toEqual([false, false]);
+    });
   });
 });
 

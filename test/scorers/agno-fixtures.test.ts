@@ -123,8 +123,6 @@ const KNOWN_DIVERGENCES: Record<string, string> = {
   // Inherent, not a bug: agno.md §6.9.
   'masked/Billing Agent':
     'OPENINFERENCE_HIDE_INPUTS/OUTPUTS remove every request: the refused book_flight request is invisible, so strict mode cannot fail it',
-  'paused_rejected/Files Agent':
-    'in the continue_run span the rejected request (input.value message with "from_history": false, tool result with tool_call_error) is classified as history, so the rejected execution is invisible',
 };
 
 describe.each(FIXTURES)('agno fixture %s: scorers on spans = agno rules on RunOutput', (name) => {

@@ -467,6 +467,14 @@ describe('paused_rejected: reject(), then continue_run (a new trace)', () => {
     ]);
     expect(['refused', 'error']).toContain(run.calls[0]!.status);
   });
+
+  // semantics §2.1: agno keeps a ToolExecution (confirmed=False, tool_call_error) for it, so
+  // its scorers read it as an errored execution, not as a request refused before it ran.
+  it('the rejection is told from a refusal: the request is marked rejected, with the person’s note', () => {
+    const call = rootRuns(traces)[0]!.calls[0]!;
+    expect(call.request?.rejected).toBe(true);
+    expect(call.errorMessage).toBe('Not allowed to touch /etc');
+  });
 });
 
 describe('tool_call_limit: two calls in one turn, tool_call_limit=1', () => {
@@ -522,6 +530,8 @@ describe('tool_call_limit: two calls in one turn, tool_call_limit=1', () => {
     const run = findRun(traces, runTruth.id);
     const refused = run.calls.find((c) => c.requestOnly)!;
     expect(refused.request?.refusal ?? refused.errorMessage).toContain('Tool call limit reached');
+    // agno's result for it also says tool_call_error=True, but nothing was paused: not a rejection.
+    expect(refused.request?.rejected).toBeUndefined();
   });
 });
 
@@ -629,21 +639,11 @@ describe('masked: TraceConfig(hide_inputs, hide_outputs)', () => {
  * Verdicts known to differ, keyed `scenario#run#eval-index`, each with the reason. They run
  * as `it.fails`, so a fix shows up as a failing test here.
  */
-const HITL_REJECTED_NOTE =
-  'agno keeps a ToolExecution (tool_call_error=True, confirmed=False) for a HITL-rejected call, so ' +
-  'ToolCallScorer does not add "run has no tool executions"; toolwatch reconstructs the call as a ' +
-  'refused request-only call, which agno-evidence.ts (isAgnoExecution) does not count as an execution. ' +
-  'Value and passed agree; only the reason differs.';
-
 const MASKED_NOTE =
   'trace gap: agno lists the limit-refused book_flight request (message-side, R6) in failed/additional ' +
   'tool calls; with hide_outputs the trace has no llm.output_messages, so toolwatch cannot see it.';
 
 const KNOWN_DIFFERENCES: Record<string, string> = {
-  'paused_rejected#0#7': HITL_REJECTED_NOTE,
-  'paused_rejected#0#8': HITL_REJECTED_NOTE,
-  'paused_rejected#0#9': HITL_REJECTED_NOTE,
-  'paused_rejected#0#10': HITL_REJECTED_NOTE,
   'masked#0#0': MASKED_NOTE,
   'masked#0#1': MASKED_NOTE,
   'masked#0#2': MASKED_NOTE,
