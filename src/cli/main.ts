@@ -2,10 +2,7 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { CliIo } from './cli-io.js';
-import { casesCommand } from './commands/cases.js';
-import { rolloutsCommand } from './commands/rollouts.js';
 import { SCORE_USAGE, scoreCommand } from './commands/score.js';
-import { serveCommand } from './commands/serve.js';
 import { OutputError } from './verdict-output.js';
 
 const USAGE = `usage: toolwatch <command> [options]
@@ -50,12 +47,14 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
   switch (command) {
     case 'score':
       return scoreCommand(rest, io);
+    // Loaded when used: `score` (a CI step, a short run) does not pay for the gateway's gRPC
+    // server, the OpenTelemetry SDK the rollouts run under, or the case-file checker.
     case 'serve':
-      return serveCommand(rest, io);
+      return (await import('./commands/serve.js')).serveCommand(rest, io);
     case 'cases':
-      return casesCommand(rest, io);
+      return (await import('./commands/cases.js')).casesCommand(rest, io);
     case 'rollouts':
-      return rolloutsCommand(rest, io);
+      return (await import('./commands/rollouts.js')).rolloutsCommand(rest, io);
     case 'baseline': {
       // A baseline is the verdicts of a reference run, as `score --format json` writes them.
       const [sub, ...args] = rest;

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { spansFromOtlpJson } from '../conventions/from-otlp-json.js';
-import { evaluateTraces } from '../evaluation/evaluate-traces.js';
+import { evaluateTraceSpans } from '../evaluation/evaluate-traces.js';
 import { JudgeLimiter } from '../evaluation/judge-limiter.js';
 import { isTraceRecord, readInput } from '../input/read-records.js';
 import { type TraceGroup, TraceWindow } from '../input/trace-window.js';
@@ -73,32 +73,40 @@ export async function scoreStream(options: ScoreStreamOptions): Promise<ScoreSta
     ? startProgress(options.files, stats, io, options.progressIntervalMs ?? 500)
     : undefined;
 
-  const judge = async (group: TraceGroup) => {
+  // Judging and writing stay synchronous unless a judge runs or the output pushes back: a
+  // stream of small traces then costs no promise per trace.
+  const judge = (group: TraceGroup): void | Promise<void> => {
     const chosen = options.select ? options.select(group) : policy;
     if (!chosen) {
       stats.unmatched++;
       return;
     }
     const problems: Problem[] = [];
-    const verdicts = await evaluateTraces(group.spans, chosen, {
+    const verdicts = evaluateTraceSpans(group.spans, chosen, {
       problems,
       limiter,
       ...(options.judges ? { judges: options.judges } : {}),
     });
+    if (!Array.isArray(verdicts)) return verdicts.then((v) => emit(group, v, problems));
+    return emit(group, verdicts, problems);
+  };
+
+  const emit = (group: TraceGroup, verdicts: Verdict[], problems: Problem[]): void | Promise<void> => {
     for (const p of problems)
       log.report(p.code, `${group.file}${group.line ? `:${group.line}` : ''}`, p.message);
-    let lastRun = '';
-    for (const v of verdicts) {
+    return write(group.file, verdicts, 0);
+  };
+
+  const write = (file: string, verdicts: Verdict[], from: number): void | Promise<void> => {
+    for (let i = from; i < verdicts.length; i++) {
+      const v = verdicts[i]!;
       // Verdicts come ordered by run, then rule: a new run is a new (trace, span).
-      const run = `${v.trace_id}/${v.span_id}`;
-      if (run !== lastRun) {
-        stats.runs++;
-        lastRun = run;
-      }
+      const prev = i > 0 ? verdicts[i - 1] : undefined;
+      if (!prev || prev.span_id !== v.span_id || prev.trace_id !== v.trace_id) stats.runs++;
       stats.verdicts++;
       if (v.passed) stats.passed++;
-      const written = options.onVerdict(v, group.file);
-      if (written) await written;
+      const written = options.onVerdict(v, file);
+      if (written) return written.then(() => write(file, verdicts, i + 1));
     }
   };
 
@@ -147,11 +155,17 @@ export async function scoreStream(options: ScoreStreamOptions): Promise<ScoreSta
             stats.split = window.reappeared + window.forced;
             noteWindow();
           }
-          for (const group of done) await judge(group);
+          for (const group of done) {
+            const judged = judge(group);
+            if (judged) await judged;
+          }
         }
       }
     }
-    for (const group of window.drain()) await judge(group);
+    for (const group of window.drain()) {
+      const judged = judge(group);
+      if (judged) await judged;
+    }
   } finally {
     progress?.stop();
   }

@@ -1,11 +1,7 @@
 import { type FileHandle, open } from 'node:fs/promises';
 import { finished } from 'node:stream/promises';
 import type { GateOutcome } from '../evaluation/check-gates.js';
-import { JunitSpool } from '../report/junit.js';
-import { renderHtml } from '../report/render-html.js';
-import { renderMarkdown } from '../report/render-markdown.js';
-import { renderText } from '../report/render-text.js';
-import { ReportBuilder, type ReportBuilderOptions } from '../report/report-builder.js';
+import type { ReportBuilder, ReportBuilderOptions } from '../report/report-builder.js';
 import type { InputStats, Report, RolloutGrid } from '../report/report-types.js';
 import type { Verdict } from '../types.js';
 import type { CliIo } from './cli-io.js';
@@ -93,7 +89,9 @@ export async function openOutput(
 ): Promise<VerdictOutput> {
   const dest = await destination(path, io);
   if (format === 'json') return jsonLines(dest);
+  // The report modules are loaded only for their formats: JSON Lines starts without them.
   if (format === 'junit') {
+    const { JunitSpool } = await import('../report/junit.js');
     const spool = new JunitSpool(options.redact ?? options.policy?.redact, options.title ?? 'toolwatch');
     return {
       add: (v, file) => spool.add(v, file),
@@ -103,9 +101,13 @@ export async function openOutput(
       },
     };
   }
-  const builder = new ReportBuilder(options);
+  const builder = new (await import('../report/report-builder.js')).ReportBuilder(options);
   const render: (r: Report) => string =
-    format === 'table' ? renderText : format === 'markdown' ? renderMarkdown : renderHtml;
+    format === 'table'
+      ? (await import('../report/render-text.js')).renderText
+      : format === 'markdown'
+        ? (await import('../report/render-markdown.js')).renderMarkdown
+        : (await import('../report/render-html.js')).renderHtml;
   return {
     builder,
     add: (v, file) => builder.add(v, file),

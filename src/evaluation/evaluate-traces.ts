@@ -48,12 +48,41 @@ export async function evaluateTraces(
   options: EvaluateTracesOptions = {},
 ): Promise<Verdict[]> {
   const problems = options.problems ?? [];
-  const spans = decode(input, problems);
+  return judgeTraces(reconstructEach(decode(input, problems), problems), policy, options, problems);
+}
+
+/**
+ * `evaluateTraces` for the spans of one trace, already decoded and grouped (the CLI's trace
+ * window): no shape check or regrouping per span, and no promise when no judge runs, so a
+ * stream of small traces pays for neither. Same verdicts as `evaluateTraces(spans)`.
+ */
+export function evaluateTraceSpans(
+  spans: SpanLike[],
+  policy: Policy,
+  options: EvaluateTracesOptions = {},
+): Verdict[] | Promise<Verdict[]> {
+  const problems = options.problems ?? [];
+  const traces: ReconstructedTrace[] = [];
+  if (spans.length > 0) {
+    const trace = reconstructOne(spans[0]!.traceId, spans, problems);
+    if (trace) traces.push(trace);
+  }
+  return judgeTraces(traces, policy, options, problems);
+}
+
+function judgeTraces(
+  traces: ReconstructedTrace[],
+  policy: Policy,
+  options: EvaluateTracesOptions,
+  problems: Problem[],
+): Verdict[] | Promise<Verdict[]> {
   const entries: Entry[] = [];
-  for (const trace of reconstructEach(spans, problems)) {
-    problems.push(...trace.problems);
+  let pending = 0;
+  for (const trace of traces) {
+    for (const p of trace.problems) problems.push(p);
     for (const run of runsInOrder(trace.runs)) {
       for (const evaluation of evaluateRun(run, policy)) {
+        pending += evaluation.pending.length;
         entries.push({
           run,
           rule: evaluation.rule,
@@ -63,8 +92,16 @@ export async function evaluateTraces(
       }
     }
   }
-  entries.sort(compareEntries);
+  if (entries.length > 1) entries.sort(compareEntries);
+  if (pending === 0) return entries.map((e) => e.evaluation.verdict);
+  return runJudges(entries, policy, options);
+}
 
+async function runJudges(
+  entries: Entry[],
+  policy: Policy,
+  options: EvaluateTracesOptions,
+): Promise<Verdict[]> {
   const limiter =
     options.limiter ??
     new JudgeLimiter(
@@ -115,17 +152,27 @@ function reconstructEach(spans: SpanLike[], problems: Problem[]): ReconstructedT
   }
   const out: ReconstructedTrace[] = [];
   for (const [traceId, group] of groups) {
-    try {
-      out.push(reconstructTrace(group));
-    } catch (err) {
-      problems.push({
-        code: 'reconstruction_failed',
-        message: `trace ${traceId} could not be reconstructed: ${err instanceof Error ? err.message : String(err)}`,
-        traceId,
-      });
-    }
+    const trace = reconstructOne(traceId, group, problems);
+    if (trace) out.push(trace);
   }
   return out;
+}
+
+function reconstructOne(
+  traceId: string,
+  spans: SpanLike[],
+  problems: Problem[],
+): ReconstructedTrace | undefined {
+  try {
+    return reconstructTrace(spans);
+  } catch (err) {
+    problems.push({
+      code: 'reconstruction_failed',
+      message: `trace ${traceId} could not be reconstructed: ${err instanceof Error ? err.message : String(err)}`,
+      traceId,
+    });
+    return undefined;
+  }
 }
 
 function compareEntries(a: Entry, b: Entry): number {
