@@ -1,5 +1,5 @@
 import type { Context, MeterProvider, TracerProvider } from '@opentelemetry/api';
-import { diag } from '@opentelemetry/api';
+import { diag, trace } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { DetachedSpanWatch } from '../conventions/detached-spans.js';
 import { lateSpanRole, SpanRole, spanRole } from '../conventions/span-role.js';
@@ -10,6 +10,7 @@ import { matchRules, runIdentity } from '../evaluation/match-rules.js';
 import { isSampled } from '../evaluation/sampling.js';
 import { readAhead } from '../reconstruction/read-facts.js';
 import { findRun, runsInOrder } from '../reconstruction/run-tree.js';
+import { ATTR_OPENINFERENCE_SPAN_KIND, ATTR_TOOLWATCH_FROM_HISTORY } from '../semconv.js';
 import type { AgentRun, JudgeFunction, MisuseEvent, Policy, Verdict } from '../types.js';
 import { LiveChecks } from './live-checks.js';
 import { PendingJudges } from './pending-judges.js';
@@ -127,6 +128,8 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   private readonly _rulesReadAttributes: boolean;
   /** Out-of-sample traces hold no span state unless judges escalate on ERROR spans, which needs the whole run. */
   private readonly _sampledOutFastPath: boolean;
+  /** Traces whose root agent matches no rule at its start can be followed without holding their spans (see `_unmatchedAtStart`). */
+  private readonly _unmatchedFastPath: boolean;
   private readonly _sweeper: ReturnType<typeof setInterval>;
   /** Warns once when agent and tool spans are all roots (no context manager): every verdict would be wrong. */
   private readonly _detached = new DetachedSpanWatch();
@@ -190,6 +193,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     this._allRulesRootOnly = policy.rules.every((rule) => rule.match.rootOnly);
     this._rulesReadAttributes = policy.rules.some((rule) => rule.match.attributes !== undefined);
     this._sampledOutFastPath = !policy.judge.escalateOn.includes('error_span');
+    this._unmatchedFastPath = this._allRulesRootOnly && !this._rulesReadAttributes;
     this._sweeper = setInterval(() => this._sweep(), this._buffer.sweepPeriodMs);
     // The processor must never keep the process alive.
     this._sweeper.unref?.();
@@ -199,7 +203,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     if (!this._idle) {
       try {
         if (this._isShutdown) this._startedAfterShutdown(span);
-        else this._started(span);
+        else this._started(span, parentContext);
       } catch (error) {
         this._problems.report('on_start', 'onStart failed', error);
       }
@@ -253,7 +257,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   // -------------------------------------------------------------------------------------
   // Span start
 
-  private _started(span: Span): void {
+  private _started(span: Span, parentContext: Context): void {
     const role = spanRole(span.name, span.attributes);
     // The hot path: ordinary spans stop here, before any lookup, unless some held trace is
     // judged (out of the sample, and in traces without agent activity, they are not followed).
@@ -272,21 +276,22 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       }
       // Ordinary spans of traces with no agent activity stop here.
       if (role === SpanRole.NONE) return;
-      state = this._buffer.create(ctx.traceId, this._modeOf(ctx.traceId, role), false);
+      state = this._buffer.create(ctx.traceId, this._modeOf(ctx.traceId, role, span), false);
     }
-    // Out of the sample, ordinary spans are not followed at all.
-    if (state.mode === TraceMode.SAMPLED_OUT && role === SpanRole.NONE) return;
-    if (!this._buffer.admit(state)) return;
     const parentId = parentIdOf(span);
-    if (state.mode === TraceMode.JUDGED && role === SpanRole.NONE) {
-      // Not held unless an agent-related span starts below it (most are leaves: HTTP, DB).
-      this._buffer.holdOrdinary(state, ctx.spanId, span);
+    if (role === SpanRole.NONE) {
+      // Out of the sample (or of every rule), ordinary spans are not followed at all.
+      if (state.mode !== TraceMode.JUDGED) return;
+      this._startedOrdinary(state, span, ctx.spanId, parentId, parentContext);
       return;
     }
+    if (!this._buffer.admit(state)) return;
     let parent = parentId === undefined ? undefined : state.spans.get(parentId);
-    if (parent === undefined && parentId !== undefined && state.ordinary.has(parentId))
-      parent = this._materialize(state, parentId);
-    if (state.mode === TraceMode.SAMPLED_OUT) {
+    if (parent === undefined && parentId !== undefined && state.mode === TraceMode.JUDGED) {
+      if (state.ordinary.has(parentId)) parent = this._materialize(state, parentId);
+      else parent = this._materializeUnheld(state, parentId, parentContext);
+    }
+    if (state.mode !== TraceMode.JUDGED) {
       this._startedSampledOut(
         state,
         span,
@@ -325,6 +330,79 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     }
     if (role === SpanRole.TOOL && this._live.enabled)
       this._live.toolStarted(state.traceId, entry.agent, span, ctx.spanId);
+  }
+
+  /**
+   * An ordinary span of a judged trace. Under a held entry (most: HTTP and DB calls of model
+   * and tool spans) it is not held at all: an agent-related span starting below it finds it
+   * through its start context (`_materializeUnheld`), and one that turns agent-related as it
+   * ends is held then. Under anything else (an ordinary span, or a parent never seen) it is
+   * held by id until it ends, so that a chain of ordinary spans can still link an agent-related
+   * span to the run above; a parent that was not held because it sits under an entry is held
+   * with it.
+   */
+  private _startedOrdinary(
+    state: TraceState,
+    span: Span,
+    spanId: string,
+    parentId: string | undefined,
+    parentContext: Context,
+  ): void {
+    if (parentId !== undefined && state.spans.has(parentId)) {
+      this._buffer.touch(state);
+      return;
+    }
+    if (parentId !== undefined && (state.ordinary.size === 0 || !state.ordinary.has(parentId)))
+      this._holdUnheldParent(state, parentId, parentContext);
+    if (!this._buffer.admit(state)) return;
+    this._buffer.holdOrdinary(state, spanId, span);
+  }
+
+  /**
+   * The open span `parentId`, from the start context of a span below it, when it is an
+   * ordinary span that was not held because its own parent is a held entry; else undefined
+   * (a parent outside this process, one that ended, or one started before the trace was followed).
+   */
+  private _unheldParent(state: TraceState, parentId: string, parentContext: Context): Span | undefined {
+    const candidate = trace.getSpan(parentContext) as unknown as Span | undefined;
+    if (candidate === undefined || typeof (candidate as { ended?: unknown }).ended !== 'boolean')
+      return undefined;
+    if (candidate.ended || candidate.spanContext().spanId !== parentId) return undefined;
+    const above = parentIdOf(candidate);
+    return above !== undefined && state.spans.has(above) ? candidate : undefined;
+  }
+
+  /** Holds, by id, the unheld ordinary parent of an ordinary span (see `_startedOrdinary`). */
+  private _holdUnheldParent(state: TraceState, parentId: string, parentContext: Context): void {
+    const parent = this._unheldParent(state, parentId, parentContext);
+    if (parent === undefined || !this._buffer.admit(state)) return;
+    this._buffer.holdOrdinary(state, parentId, parent);
+  }
+
+  /**
+   * The entry of the unheld ordinary parent of an agent-related span that starts now (see
+   * `_startedOrdinary`), held from its span object; undefined when there is none or the
+   * limits refuse it (the trace is then incomplete).
+   */
+  private _materializeUnheld(
+    state: TraceState,
+    parentId: string,
+    parentContext: Context,
+  ): SpanEntry | undefined {
+    const span = this._unheldParent(state, parentId, parentContext);
+    if (span === undefined || !this._buffer.admit(state)) return undefined;
+    const entry = newEntry(span, parentId, parentIdOf(span), SpanRole.NONE);
+    entry.needed = true;
+    // Held after spans that started later: its place in the map says nothing of its start.
+    entry.outOfOrder = true;
+    entry.t0 = highResolutionStart(span, false);
+    const parent = state.spans.get(entry.parentId!)!;
+    entry.parent = parent;
+    entry.agent = parent.role === SpanRole.AGENT ? parent : parent.agent;
+    childStarted(parent);
+    this._buffer.hold(state, entry);
+    state.openCount++;
+    return entry;
   }
 
   /**
@@ -394,10 +472,33 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     state.openCount++;
   }
 
-  /** Sampled traces are held whole; out of the sample, only traces that start with an agent span can be followed without it. */
-  private _modeOf(traceId: string, role: SpanRole): TraceMode {
-    if (!this._sampledOutFastPath || role !== SpanRole.AGENT) return TraceMode.JUDGED;
-    return isSampled(traceId, this._policy.sampling.ratio) ? TraceMode.JUDGED : TraceMode.SAMPLED_OUT;
+  /**
+   * Sampled traces are held whole; only traces that start with an agent span can be followed
+   * without it: out of the sample, or when no rule can match any of their runs.
+   */
+  private _modeOf(traceId: string, role: SpanRole, span: Span): TraceMode {
+    if (role !== SpanRole.AGENT) return TraceMode.JUDGED;
+    if (this._sampledOutFastPath && !isSampled(traceId, this._policy.sampling.ratio))
+      return TraceMode.SAMPLED_OUT;
+    return this._unmatchedAtStart(span) ? TraceMode.UNMATCHED : TraceMode.JUDGED;
+  }
+
+  /**
+   * Whether no rule can match any run of a trace whose first span is this agent span: every
+   * rule is root-only and reads only the name (so the runs below it cannot match, and its own
+   * identity is known now), no rule matches the name it has now, and it is surely a run
+   * (not an OpenInference span, which may be a wrapper whose children are the top-level runs;
+   * not one flagged as history).
+   */
+  private _unmatchedAtStart(span: Span): boolean {
+    if (!this._unmatchedFastPath) return false;
+    const attributes = span.attributes;
+    if (
+      attributes[ATTR_OPENINFERENCE_SPAN_KIND] !== undefined ||
+      attributes[ATTR_TOOLWATCH_FROM_HISTORY] !== undefined
+    )
+      return false;
+    return matchRules(spanIdentity(span, false, false), this._policy).length === 0;
   }
 
   /** A span of an evicted trace: counted, never the start of a new, partial trace. */
@@ -442,8 +543,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       if (lateSpanRole(span.name, span.attributes) === SpanRole.NONE) return undefined;
       state = buffer.create(ctx.traceId, TraceMode.JUDGED, true);
     }
-    if (state.mode === TraceMode.SAMPLED_OUT)
-      return this._endingSampledOut(state, span, ctx.spanId, placement);
+    if (state.mode !== TraceMode.JUDGED) return this._endingSampledOut(state, span, ctx.spanId, placement);
     let entry = state.spans.get(ctx.spanId);
     if (entry === undefined && state.ordinary.size > 0 && state.ordinary.has(ctx.spanId)) {
       if (lateSpanRole(span.name, span.attributes) === SpanRole.NONE) {
@@ -457,11 +557,27 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       entry = this._materialize(state, ctx.spanId);
     }
     if (entry === undefined) {
-      const role = state.seenLate
-        ? lateSpanRole(span.name, span.attributes)
-        : spanRole(span.name, span.attributes);
-      if (startedSince(span, state.since) || !buffer.admit(state)) {
-        // Refused when it started (counted then), or refused now: never held.
+      let role: SpanRole;
+      if (startedSince(span, state.since) && !state.incomplete) {
+        // Started while the trace was followed, in a trace that refused nothing, and not held:
+        // an ordinary span under a held entry (see `_startedOrdinary`). It goes as it came,
+        // unless attributes set after its start made it agent-related.
+        role = lateSpanRole(span.name, span.attributes);
+        if (role === SpanRole.NONE) {
+          buffer.touch(state);
+          return undefined;
+        }
+      } else {
+        role = state.seenLate
+          ? lateSpanRole(span.name, span.attributes)
+          : spanRole(span.name, span.attributes);
+        // Refused when it started (counted then): never held.
+        if (startedSince(span, state.since)) {
+          if (role === SpanRole.AGENT) return this._recordIncomplete(state, span, ctx.spanId, placement);
+          return undefined;
+        }
+      }
+      if (!buffer.admit(state)) {
         if (role === SpanRole.AGENT) return this._recordIncomplete(state, span, ctx.spanId, placement);
         return undefined;
       }
@@ -526,7 +642,28 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       const nested = held.agent !== undefined;
       if (!nested || !this._allRulesRootOnly) {
         const identity = spanIdentity(span, nested, this._rulesReadAttributes);
-        view = this._runs.skipped(identity, subjectOf(span, identity.agent), span, placement, 'sampled_out');
+        if (state.mode === TraceMode.SAMPLED_OUT) {
+          view = this._runs.skipped(
+            identity,
+            subjectOf(span, identity.agent),
+            span,
+            placement,
+            'sampled_out',
+          );
+        } else if (matchRules(identity, this._policy).length > 0) {
+          // Matched no rule when it started, one now: its spans were not held.
+          this._problems.report(
+            'matched_after_start',
+            `agent span ${spanId} matched no rule when it started and matches one as it ends (attributes set later): its run gets an incomplete_trace record`,
+          );
+          view = this._runs.skipped(
+            identity,
+            subjectOf(span, identity.agent),
+            span,
+            placement,
+            'incomplete_trace',
+          );
+        }
       }
     } else if (held.role === SpanRole.TOOL && this._live.enabled) {
       this._live.toolEnded(state.traceId, held.agent, span, spanId);
@@ -582,6 +719,8 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     if (parent !== undefined) {
       entry.parent = parent;
       entry.agent = parent.role === SpanRole.AGENT ? parent : parent.agent;
+      // Balanced by `entryClosed` as the span's end is handled, right after.
+      childStarted(parent);
     } else if (parentId !== undefined && span.parentSpanContext?.isRemote !== true) {
       // Its parent is still open: keep the trace until the parent ends and is held too.
       this._buffer.awaitParent(state, parentId);

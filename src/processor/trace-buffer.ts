@@ -48,6 +48,13 @@ export const TraceMode = {
    * the `skipped: sampled_out` record); other spans map to the agent above them.
    */
   SAMPLED_OUT: 1,
+  /**
+   * Followed like `SAMPLED_OUT`, because no rule matched its root agent span at its start
+   * (rules that read only the name, and all root-only): its runs get no record at all, unless
+   * a rule matches the agent span as it ends (attributes set after start), and then a
+   * `skipped: incomplete_trace` one, as its spans were not held.
+   */
+  UNMATCHED: 2,
 } as const;
 export type TraceMode = (typeof TraceMode)[keyof typeof TraceMode];
 

@@ -215,6 +215,112 @@ describe('ToolwatchSpanProcessor', () => {
       await p.provider.shutdown();
     });
 
+    it('holds no ordinary span that sits under a held span, yet links agent-related spans through it', async () => {
+      const scorer = fakeScorer({ name: 's' });
+      const p = pipeline({ policy: policyOf([{ scorers: [scorer] }]) });
+      const agent = startAgent(p.tracer, 'clerk');
+      const held = () => p.processor['_buffer'].held as number;
+      // Leaves under the agent and under a tool (HTTP, DB): never held.
+      const lookup = startTool(p.tracer, 'lookup', agent);
+      for (let i = 0; i < 5; i++) startPlain(p.tracer, `SELECT ${i}`, lookup).end();
+      lookup.end();
+      startPlain(p.tracer, 'GET /a', agent).end();
+      expect(held()).toBe(2);
+      // A tool under an ordinary span under the agent: that span is held once the tool starts.
+      const http = startPlain(p.tracer, 'POST /mcp', agent);
+      expect(held()).toBe(2);
+      tool(p.tracer, 'through_http', http);
+      expect(held()).toBe(4);
+      http.end();
+      // A tool under two ordinary spans: both held, the upper one from the lower one's start.
+      const outer = startPlain(p.tracer, 'POST /gateway', agent);
+      const inner = startPlain(p.tracer, 'POST /backend', outer);
+      expect(held()).toBe(6);
+      tool(p.tracer, 'through_two', inner);
+      inner.end();
+      outer.end();
+      // An ordinary span under a tool that attributes set at its end make a tool span.
+      const parent = startTool(p.tracer, 'outer_tool', agent);
+      const late = startPlain(p.tracer, 'late', parent);
+      late.setAttributes({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'late_tool' });
+      late.end();
+      parent.end();
+      agent.end();
+      await p.flush();
+      expect(scorer.seen.map((run) => run.agent)).toEqual(['clerk']);
+      expect(scorer.seen[0]!.executions.map((e) => e.name)).toEqual([
+        'lookup',
+        'through_http',
+        'through_two',
+        'outer_tool',
+        'late_tool',
+      ]);
+      expect(p.processor['_buffer'].size).toBe(0);
+      expect(held()).toBe(0);
+      await p.provider.shutdown();
+    });
+
+    it('holds only the agent spans of a trace whose root agent no rule matches at its start', async () => {
+      const scorer = fakeScorer({ name: 's' });
+      const verdicts: Verdict[] = [];
+      const p = pipeline({
+        policy: policyOf([{ match: { agent: 'refund-*', rootOnly: true }, scorers: [scorer] }]),
+        onVerdict: (v) => verdicts.push(v),
+      });
+      const held = () => p.processor['_buffer'].held as number;
+      const agent = startAgent(p.tracer, 'chit-chat');
+      const nested = startAgent(p.tracer, 'refund-helper', agent);
+      const lookup = startTool(p.tracer, 'lookup', nested);
+      startPlain(p.tracer, 'SELECT', lookup).end();
+      // The two agent spans, and the tool mapped to its agent: no span of its own.
+      expect(held()).toBe(3);
+      lookup.end();
+      nested.end();
+      agent.end();
+      // Nested runs are out of root-only rules: nothing judged, nothing written.
+      expect(scorer.seen).toHaveLength(0);
+      expect(verdicts).toHaveLength(0);
+      expect(p.processor['_buffer'].size).toBe(0);
+      const spans = await p.flush();
+      expect(byName(spans, 'invoke_agent chit-chat').attributes['toolwatch.evaluation.rule']).toBeUndefined();
+      await p.provider.shutdown();
+    });
+
+    it('gives an incomplete record, and says so, when a root agent that matched no rule at its start matches one at its end', async () => {
+      const warn = vi.spyOn(diag, 'warn').mockImplementation(() => {});
+      const scorer = fakeScorer({ name: 's' });
+      const verdicts: Verdict[] = [];
+      const p = pipeline({
+        policy: policyOf([{ match: { agent: 'refund-*', rootOnly: true }, scorers: [scorer] }]),
+        onVerdict: (v) => verdicts.push(v),
+      });
+      const agent = startAgent(p.tracer, 'pending');
+      tool(p.tracer, 'lookup', agent);
+      agent.setAttribute('gen_ai.agent.name', 'refund-agent');
+      agent.end();
+      expect(scorer.seen).toHaveLength(0);
+      expect(verdicts.map((v) => [v.agent, v.results.map((r) => [r.label, r.reason])])).toEqual([
+        ['refund-agent', [['skipped', 'incomplete_trace']]],
+      ]);
+      expect(
+        warn.mock.calls.some(([message]) => String(message).includes('matched no rule when it started')),
+      ).toBe(true);
+      // A policy with a rule for nested runs follows every span: the same trace is judged.
+      const all = pipeline({
+        policy: policyOf([{ match: { agent: 'refund-*', rootOnly: false }, scorers: [scorer] }]),
+      });
+      const root = startAgent(all.tracer, 'chit-chat');
+      const refund = startAgent(all.tracer, 'refund-agent', root);
+      tool(all.tracer, 'lookup', refund);
+      refund.end();
+      root.end();
+      expect(scorer.seen.map((run) => [run.agent, run.executions.map((e) => e.name)])).toEqual([
+        ['refund-agent', ['lookup']],
+      ]);
+      await p.provider.shutdown();
+      await all.provider.shutdown();
+    });
+
     it('judges an agent span whose attributes were set after it started', async () => {
       const scorer = fakeScorer({ name: 's' });
       const p = pipeline({ policy: policyOf([{ scorers: [scorer] }]) });
