@@ -3,7 +3,7 @@ import { classifySpan } from '../conventions/classify.js';
 import { fromReadableSpan, hrTimeToMs } from '../conventions/from-readable-span.js';
 import { agentNameOf, SpanRole } from '../conventions/span-role.js';
 import type { RunIdentity } from '../evaluation/match-rules.js';
-import type { SpanReading } from '../reconstruction/read-facts.js';
+import { readAhead, type SpanReading } from '../reconstruction/read-facts.js';
 import { reconstructTrace } from '../reconstruction/reconstruct-trace.js';
 import type { ReconstructedTrace, SpanEventLike, SpanLike, StatusCode } from '../types.js';
 import { mergeAttributes } from '../util/merge-attributes.js';
@@ -76,7 +76,12 @@ export function rebuildRuns(state: TraceState): ReconstructedTrace {
     let like: SpanLike;
     if (entry.open) like = spanLikeOf(entry, entry.span, false);
     else {
-      entry.like ??= spanLikeOf(entry, entry.span, true);
+      // Built once, at the first rebuild after the span ended (its data is final then).
+      if (entry.like === undefined) {
+        entry.like = spanLikeOf(entry, entry.span, true);
+        // Arguments, results and model outputs are parsed once, here.
+        if (entry.role !== SpanRole.NONE) entry.reading = readAhead(entry.like);
+      }
       like = entry.like;
     }
     // Spans tracked from their start sit in the map in start order: a tie on the clock is

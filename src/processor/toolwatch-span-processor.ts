@@ -2,20 +2,19 @@ import type { Context, MeterProvider, TracerProvider } from '@opentelemetry/api'
 import { diag, trace } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { DetachedSpanWatch } from '../conventions/detached-spans.js';
-import { lateSpanRole, SpanRole, spanRole } from '../conventions/span-role.js';
+import { agentNameOf, lateSpanRole, SpanRole, spanRole } from '../conventions/span-role.js';
 import { ToolwatchMetrics } from '../emission/metrics.js';
 import { type Placement, VerdictWriter } from '../emission/verdict-writer.js';
 import { JudgeLimiter } from '../evaluation/judge-limiter.js';
-import { matchRules, runIdentity } from '../evaluation/match-rules.js';
+import { matchRules, type RunIdentity, ruleMatches, runIdentity } from '../evaluation/match-rules.js';
 import { isSampled } from '../evaluation/sampling.js';
-import { readAhead } from '../reconstruction/read-facts.js';
 import { findRun, runsInOrder } from '../reconstruction/run-tree.js';
 import { ATTR_OPENINFERENCE_SPAN_KIND, ATTR_TOOLWATCH_FROM_HISTORY } from '../semconv.js';
 import type { AgentRun, JudgeFunction, MisuseEvent, Policy, Verdict } from '../types.js';
 import { LiveChecks } from './live-checks.js';
 import { PendingJudges } from './pending-judges.js';
 import { ProblemLog } from './problem-log.js';
-import { highResolutionStart, parentIdOf, rebuildRuns, spanIdentity, spanLikeOf } from './run-builder.js';
+import { highResolutionStart, parentIdOf, rebuildRuns, spanIdentity } from './run-builder.js';
 import { contextOnly, RunJudge } from './run-judge.js';
 import {
   childStarted,
@@ -498,6 +497,9 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       attributes[ATTR_TOOLWATCH_FROM_HISTORY] !== undefined
     )
       return false;
+    // The common case, a rule for the name the span announces: followed in full, no adapter read.
+    const announced: RunIdentity = { agent: agentNameOf(span.name, attributes), attributes, nested: false };
+    for (const rule of this._policy.rules) if (ruleMatches(announced, rule.match)) return false;
     return matchRules(spanIdentity(span, false, false), this._policy).length === 0;
   }
 
@@ -591,12 +593,9 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     }
     entry.span = span;
     if (state.awaiting.size > 0) state.awaiting.delete(ctx.spanId);
+    // Converted and read when the run is rebuilt, not now: objects made now would outlive the
+    // young generation while the run goes on (many runs interleaving), and cost a promotion.
     const leaf = entry.role === SpanRole.NONE && !entry.needed;
-    if (!leaf) {
-      entry.like = spanLikeOf(entry, span, true);
-      // Arguments, results and model outputs are parsed now, while fresh, and only once.
-      if (entry.role !== SpanRole.NONE) entry.reading = readAhead(entry.like);
-    }
     if (entry.open) state.openCount--;
     entryClosed(entry);
     buffer.touch(state);
