@@ -96,7 +96,7 @@ function decodeSpan(raw: unknown, problems: Problem[]): SpanLike | undefined {
     problems.push({ code: 'span_invalid', message: `span is not an object: ${typeOf(raw)}` });
     return undefined;
   }
-  const traceId = decodeId(field(raw, 'traceId', 'trace_id'), 16);
+  const traceId = decodeTraceId(field(raw, 'traceId', 'trace_id'));
   const spanId = decodeId(field(raw, 'spanId', 'span_id'), 8);
   if (!traceId || !spanId) {
     const problem: Problem = {
@@ -111,7 +111,7 @@ function decodeSpan(raw: unknown, problems: Problem[]): SpanLike | undefined {
   const rawParent = field(raw, 'parentSpanId', 'parent_span_id');
   let parent: string | undefined;
   if (rawParent !== undefined && rawParent !== null && rawParent !== '') {
-    parent = decodeId(rawParent, 8);
+    parent = decodeParentId(rawParent);
     if (!parent)
       problems.push({
         code: 'span_invalid_parent_id',
@@ -160,6 +160,32 @@ function decodeSpan(raw: unknown, problems: Problem[]): SpanLike | undefined {
 function field(obj: Record<string, unknown>, camel: string, snake: string): unknown {
   const v = obj[camel];
   return v !== undefined ? v : obj[snake];
+}
+
+/**
+ * The last trace id and parent id read, and what they decoded to: a request's spans mostly
+ * share one trace, and siblings one parent. An equal id then costs a comparison, and the spans
+ * share one id string instead of each keeping its own copy.
+ */
+let lastTraceIdIn: unknown;
+let lastTraceId: string | undefined;
+let lastParentIdIn: unknown;
+let lastParentId: string | undefined;
+
+function decodeTraceId(value: unknown): string | undefined {
+  if (value === lastTraceIdIn && typeof value === 'string') return lastTraceId;
+  const id = decodeId(value, 16);
+  lastTraceIdIn = value;
+  lastTraceId = id;
+  return id;
+}
+
+function decodeParentId(value: unknown): string | undefined {
+  if (value === lastParentIdIn && typeof value === 'string') return lastParentId;
+  const id = decodeId(value, 8);
+  lastParentIdIn = value;
+  lastParentId = id;
+  return id;
 }
 
 const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
@@ -309,7 +335,8 @@ const pending: unknown[] = [];
 
 /** AnyValue → JS value; INVALID when it or anything nested in it cannot be read. */
 function decodeAnyValue(root: unknown): unknown {
-  pending.length = 0;
+  // Every call leaves it empty; an exception thrown from inside (a getter) might not.
+  if (pending.length > 0) pending.length = 0;
   const result = anyValue(root);
   while (pending.length > 0 && result !== INVALID) {
     const key = pending.pop() as string | number;
