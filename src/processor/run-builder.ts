@@ -67,8 +67,21 @@ function toEvent(event: ReadableSpan['events'][number]): SpanEventLike {
  * `reconstructTrace` as offline evaluation.
  */
 export function rebuildRuns(state: TraceState): ReconstructedTrace {
-  const spans: SpanLike[] = [];
-  const readings: Array<SpanReading | undefined> = [];
+  // Reused from one rebuild to the next (reconstruction keeps neither list): no arrays grown per run.
+  const spans = SCRATCH_SPANS;
+  const readings = SCRATCH_READINGS;
+  try {
+    return reconstructTrace(collect(state, spans, readings), readings);
+  } finally {
+    spans.length = 0;
+    readings.length = 0;
+  }
+}
+
+const SCRATCH_SPANS: SpanLike[] = [];
+const SCRATCH_READINGS: Array<SpanReading | undefined> = [];
+
+function collect(state: TraceState, spans: SpanLike[], readings: Array<SpanReading | undefined>): SpanLike[] {
   let previous = Number.NEGATIVE_INFINITY;
   for (const entry of state.spans.values()) {
     if (entry.role === SpanRole.NONE && !entry.needed) continue;
@@ -97,7 +110,7 @@ export function rebuildRuns(state: TraceState): ReconstructedTrace {
     spans.push(like);
     readings.push(entry.open ? undefined : entry.reading);
   }
-  return reconstructTrace(spans, readings);
+  return spans;
 }
 
 /**

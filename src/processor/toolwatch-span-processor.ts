@@ -498,9 +498,17 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     )
       return false;
     // The common case, a rule for the name the span announces: followed in full, no adapter read.
-    const announced: RunIdentity = { agent: agentNameOf(span.name, attributes), attributes, nested: false };
-    for (const rule of this._policy.rules) if (ruleMatches(announced, rule.match)) return false;
+    if (this._ruleForAnnounced(span, false)) return false;
     return matchRules(spanIdentity(span, false, false), this._policy).length === 0;
+  }
+
+  /** Whether some rule matches the name the agent span announces (cheap: no adapter read). */
+  private _ruleForAnnounced(span: ReadableSpan, nested: boolean): boolean {
+    if (this._rulesReadAttributes) return false;
+    const attributes = span.attributes;
+    const announced: RunIdentity = { agent: agentNameOf(span.name, attributes), attributes, nested };
+    for (const rule of this._policy.rules) if (ruleMatches(announced, rule.match)) return true;
+    return false;
   }
 
   /** A span of an evicted trace: counted, never the start of a new, partial trace. */
@@ -604,7 +612,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     let view: ReadableSpan | undefined;
     if (!state.evaluated.has(ctx.spanId) && this._judgesAt(state, entry, span)) {
       if (state.incomplete) {
-        state.evaluated.add(ctx.spanId);
+        this._buffer.markEvaluated(state, ctx.spanId);
         view = this._recordIncomplete(state, span, ctx.spanId, placement, this._hasAgentAbove(state, entry));
       } else if (entry.activeChildren > 0) {
         this._waitForLateSpans(state, entry, span);
@@ -699,7 +707,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     placement: Placement,
     nested = this._parentHasAgent(state, parentIdOf(span)),
   ): ReadableSpan | undefined {
-    state.evaluated.add(spanId);
+    this._buffer.markEvaluated(state, spanId);
     if (nested && this._allRulesRootOnly) return undefined;
     const identity = spanIdentity(span, nested, this._rulesReadAttributes);
     return this._runs.skipped(identity, subjectOf(span, identity.agent), span, placement, 'incomplete_trace');
@@ -782,7 +790,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     const spanId = entry.spanId;
     const nested = this._hasAgentAbove(state, entry);
     if (nested && this._allRulesRootOnly) return undefined;
-    state.evaluated.add(spanId);
+    this._buffer.markEvaluated(state, spanId);
     if (
       this._sampledOutFastPath &&
       !state.seenLate &&
@@ -792,7 +800,8 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       const identity = spanIdentity(span, nested, this._rulesReadAttributes);
       return this._runs.skipped(identity, subjectOf(span, identity.agent), span, placement, 'sampled_out');
     }
-    if (!state.seenLate && state.agents === 1 && state.looseTools === 0) {
+    const single = !state.seenLate && state.agents === 1 && state.looseTools === 0;
+    if (single && !this._ruleForAnnounced(span, nested)) {
       // The only run the trace can hold is this one: no rule for its identity, no rebuild.
       const identity = spanIdentity(span, nested, this._rulesReadAttributes);
       if (matchRules(identity, this._policy).length === 0) return undefined;
@@ -803,34 +812,41 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     }
     const run = findRun(reconstructed.runs, spanId);
     let view: ReadableSpan | undefined;
-    if (run !== undefined) view = this._judgeRun(state, run, span, placement);
+    if (run !== undefined) view = this._judgeRun(state, run, span, placement, single);
     if (!nested) {
       // The outermost span closes: judge the runs that had no turn of their own, such as an
       // agent under a wrapper span (OpenAI Agents' "Agent workflow"), a handoff target, or an
       // implicit run inside a chain. Their spans have ended, so results go on evaluate spans.
       for (const other of runsInOrder(reconstructed.runs)) {
         if (other === run || other.end === undefined || state.evaluated.has(other.spanId)) continue;
-        state.evaluated.add(other.spanId);
+        this._buffer.markEvaluated(state, other.spanId);
         this._judgeRun(state, other, contextOnly(state.traceId, other.spanId), 'span');
       }
     }
     return view;
   }
 
+  /** `only`: the run is the only one its trace can hold, so its executions are counted without remembering them. */
   private _judgeRun(
     state: TraceState,
     run: AgentRun,
     span: ReadableSpan,
     placement: Placement,
+    only = false,
   ): ReadableSpan | undefined {
     if (state.seenLate) this._live.replay(run);
     const outcome = this._runs.judge(run, span, placement);
-    if (outcome.matched) this._countExecutions(state, run);
+    if (outcome.matched) this._countExecutions(state, run, only);
     return outcome.view;
   }
 
   /** Tool executions of a judged run and its members, each counted once per trace. */
-  private _countExecutions(state: TraceState, run: AgentRun): void {
+  private _countExecutions(state: TraceState, run: AgentRun, only: boolean): void {
+    if (only && run.children.length === 0) {
+      for (const execution of run.executions)
+        this._metrics.recordToolExecution(execution.name, execution.status, run.agent);
+      return;
+    }
     for (const member of runsInOrder([run])) {
       for (const execution of member.executions) {
         if (this._buffer.counted(state, execution.spanId)) continue;
@@ -841,7 +857,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
 
   private _waitForLateSpans(state: TraceState, entry: SpanEntry, span: ReadableSpan): void {
     if (state.late.has(entry.spanId)) return;
-    state.evaluated.add(entry.spanId);
+    this._buffer.markEvaluated(state, entry.spanId);
     let resolve!: () => void;
     const done = new Promise<void>((r) => {
       resolve = r;
@@ -912,7 +928,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     if (!state.seenLate) return;
     for (const run of runsInOrder(rebuildRuns(state).runs)) {
       if (run.end === undefined || state.evaluated.has(run.spanId)) continue;
-      state.evaluated.add(run.spanId);
+      this._buffer.markEvaluated(state, run.spanId);
       this._runs.skipped(
         runIdentity(run),
         { traceId: run.traceId, spanId: run.spanId, agent: run.agent },
@@ -932,7 +948,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     try {
       for (const run of runsInOrder(rebuildRuns(state).runs)) {
         if (run.end === undefined || state.evaluated.has(run.spanId)) continue;
-        state.evaluated.add(run.spanId);
+        this._buffer.markEvaluated(state, run.spanId);
         this._judgeRun(state, run, contextOnly(state.traceId, run.spanId), 'span');
       }
     } catch (error) {

@@ -280,7 +280,7 @@ export class TraceBuffer {
       hasTool: false,
       seenLate,
       incomplete: false,
-      evaluated: new Set(),
+      evaluated: NO_SPANS,
       counted: NO_SPANS,
       awaiting: NO_SPANS,
       late: NO_LATE_RUNS,
@@ -395,6 +395,12 @@ export class TraceBuffer {
   awaitParent(state: TraceState, parentId: string): void {
     if (state.awaiting === NO_SPANS) state.awaiting = new Set();
     state.awaiting.add(parentId);
+  }
+
+  /** The run of `spanId` has had its turn (judged, recorded, or waiting for late spans). */
+  markEvaluated(state: TraceState, spanId: string): void {
+    if (state.evaluated === NO_SPANS) state.evaluated = new Set();
+    state.evaluated.add(spanId);
   }
 
   counted(state: TraceState, spanId: string): boolean {
