@@ -209,10 +209,10 @@ export const genAiLlmOutput = guarded((span: SpanLike): LlmFacts | undefined => 
     const calls = isRecord(response) ? scanAdkContent(response['content']).calls : [];
     return { convention: CONVENTION, requests: calls, progress: inputSize(a[ATTR_ADK_LLM_REQUEST]) };
   }
-  const output = scanGenAiMessages(a[ATTR_GEN_AI_OUTPUT_MESSAGES]);
+  const messages = a[ATTR_GEN_AI_OUTPUT_MESSAGES];
   const facts: LlmFacts = {
     convention: CONVENTION,
-    requests: output.calls,
+    requests: messages === undefined ? [] : scanGenAiMessages(messages).calls,
     progress: inputSize(a[ATTR_GEN_AI_INPUT_MESSAGES]),
   };
   const refusals = decisionRefusals(span);
@@ -239,7 +239,10 @@ export const genAiLlmInput = guarded((span: SpanLike): LlmInputFacts => {
     }
     return out;
   }
-  const input = scanGenAiMessages(a[ATTR_GEN_AI_INPUT_MESSAGES]);
+  const messages = a[ATTR_GEN_AI_INPUT_MESSAGES];
+  // No input recorded (most instrumentations by default): nothing to scan, nothing to allocate.
+  if (messages === undefined) return NO_INPUT;
+  const input = scanGenAiMessages(messages);
   return { inputCalls: input.calls, refusals: input.responses };
 }, NO_INPUT);
 

@@ -23,7 +23,8 @@ export interface LiveAgent {
   traceId: string;
   limits: LiveLimits[];
   calls: number;
-  repeats: Map<string, number>;
+  /** Identical calls so far, by tool and canonical arguments (made on the first call a rule limits repeats of). */
+  repeats: Map<string, number> | undefined;
 }
 
 /**
@@ -66,7 +67,7 @@ export class LiveMisuseMonitor {
       traceId,
       limits,
       calls: 0,
-      repeats: new Map(),
+      repeats: undefined,
     };
   }
 
@@ -96,6 +97,7 @@ export class LiveMisuseMonitor {
       if (limits.maxRepeats !== undefined) {
         if (repeatKey === undefined) {
           repeatKey = tool + '\u0000' + canonicalArgs(parseArgs(args));
+          agent.repeats ??= new Map();
           repeats = (agent.repeats.get(repeatKey) ?? 0) + 1;
           agent.repeats.set(repeatKey, repeats);
         }

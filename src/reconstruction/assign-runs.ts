@@ -117,7 +117,7 @@ export function assignRuns(nodes: Node[], walk: TreeWalk, traceId: string, log: 
         // A framework that repeats earlier requests in a later output (cumulative step outputs) must not double them.
         if (call.callId !== undefined) {
           if (own.requestIds.has(call.callId)) continue;
-          own.requestIds.add(call.callId);
+          addRequestId(own, call.callId);
         }
         const request: ToolRequest = { name: call.name, llmSpanId: spanId, index, time };
         if (call.callId !== undefined) request.callId = call.callId;
@@ -162,7 +162,7 @@ function addContinuedRequests(st: RunState, llm: LlmFacts, calls: MessageCall[],
   for (const c of calls) {
     if (c.fromHistory || (c.callId !== undefined && (flagged.has(c.callId) || st.requestIds.has(c.callId))))
       continue;
-    if (c.callId !== undefined) st.requestIds.add(c.callId);
+    if (c.callId !== undefined) addRequestId(st, c.callId);
     const request: ToolRequest = { name: c.name, llmSpanId: node.id, index: index++, time: node.start };
     if (c.callId !== undefined) request.callId = c.callId;
     if (c.args !== undefined) request.args = c.args;
@@ -214,11 +214,11 @@ function createRun(
     facts,
     executions: [],
     execNodes: [],
-    unusable: new Set(),
+    unusable: NO_EXECUTIONS,
     executedIds: new Set(),
-    aliases: new Map(),
+    aliases: NO_ALIASES,
     requests: [],
-    requestIds: new Set(),
+    requestIds: NO_IDS,
     hints: [],
     inputCalls: [],
     refusals: facts?.refusals ? [...facts.refusals] : [],
@@ -269,9 +269,25 @@ function addExecution(st: RunState, node: Node, f: ToolFacts): void {
   st.executions.push(exec);
   st.execNodes.push(node);
   if (exec.callId !== undefined) st.executedIds.add(exec.callId);
-  if (!f.usable) st.unusable.add(exec);
-  if (f.aliases?.length) st.aliases.set(exec, f.aliases);
+  if (!f.usable) {
+    if (st.unusable === NO_EXECUTIONS) st.unusable = new Set();
+    st.unusable.add(exec);
+  }
+  if (f.aliases?.length) {
+    if (st.aliases === NO_ALIASES) st.aliases = new Map();
+    st.aliases.set(exec, f.aliases);
+  }
 }
+// Most runs never write these (all arguments usable, no aliases, no requests): made on first write.
+const NO_EXECUTIONS: Set<ToolExecution> = new Set();
+const NO_ALIASES: Map<ToolExecution, string[]> = new Map();
+const NO_IDS: Set<string> = new Set();
+
+function addRequestId(st: RunState, callId: string): void {
+  if (st.requestIds === NO_IDS) st.requestIds = new Set();
+  st.requestIds.add(callId);
+}
+
 /**
  * True when `node` started after `agent` ended. OTel JS starts spans at whole `Date.now()`
  * milliseconds and ends them at start + a precise duration, so an agent span with a
