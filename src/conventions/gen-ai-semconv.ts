@@ -110,7 +110,15 @@ export const genAiTool = guarded((span: SpanLike): ToolFacts | undefined => {
     a[ATTR_GEN_AI_TOOL_CALL_ARGUMENTS] ?? a[ATTR_ADK_TOOL_CALL_ARGS] ?? a[ATTR_PYDANTIC_AI_V2_TOOL_ARGUMENTS];
   const rawResult =
     a[ATTR_GEN_AI_TOOL_CALL_RESULT] ?? a[ATTR_ADK_TOOL_RESPONSE] ?? a[ATTR_PYDANTIC_AI_V2_TOOL_RESPONSE];
-  const facts: ToolFacts = { convention: CONVENTION, name, ...readArgs(rawArgs), ...readToolStatus(span) };
+  // Copied field by field: spreading two fresh objects costs more than the reads (every tool span).
+  const args = readArgs(rawArgs);
+  const status = readToolStatus(span);
+  const facts: ToolFacts = { convention: CONVENTION, name, usable: args.usable, status: status.status };
+  if (args.args !== undefined) facts.args = args.args;
+  if (args.argsRaw !== undefined) facts.argsRaw = args.argsRaw;
+  if (args.argsError !== undefined) facts.argsError = args.argsError;
+  if (status.errorType !== undefined) facts.errorType = status.errorType;
+  if (status.errorMessage !== undefined) facts.errorMessage = status.errorMessage;
   const id = readString(a[ATTR_GEN_AI_TOOL_CALL_ID]);
   if (id && id !== ADK_CALL_ID_NOT_SPECIFIED) facts.callId = id;
   if (rawResult !== undefined) facts.result = readMaybeJson(rawResult);

@@ -44,14 +44,22 @@ export function parseJson(text: string): JsonParse {
 export function readMaybeJson(value: unknown): unknown {
   if (typeof value !== 'string') return value;
   const first = firstNonSpace(value);
-  if (first !== '{' && first !== '[' && first !== '"') {
+  if (first !== OPEN_BRACE && first !== OPEN_BRACKET && first !== QUOTE) {
     // Numbers, booleans and null are JSON too, but a tool that returned the text "42" is rarer than one returning 42.
     const parsed = value === 'true' || value === 'false' || value === 'null' || NUMBER.test(value);
     return parsed ? JSON.parse(value) : value;
   }
-  const parsed = parseJson(value);
-  return parsed.ok ? parsed.value : value;
+  // Parsed in place rather than through `parseJson`: this runs for every tool span.
+  try {
+    return JSON.parse(value);
+  } catch {
+    return value;
+  }
 }
+
+const OPEN_BRACE = 123;
+const OPEN_BRACKET = 91;
+const QUOTE = 34;
 
 const NUMBER = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/;
 
@@ -59,17 +67,18 @@ const NUMBER = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/;
 export function readJsonStructure(value: unknown): unknown {
   if (typeof value !== 'string') return value;
   const first = firstNonSpace(value);
-  if (first !== '{' && first !== '[') return undefined;
+  if (first !== OPEN_BRACE && first !== OPEN_BRACKET) return undefined;
   const parsed = parseJson(value);
   return parsed.ok ? parsed.value : undefined;
 }
 
-function firstNonSpace(text: string): string {
+/** The code of the first character that is not JSON whitespace, or -1. */
+function firstNonSpace(text: string): number {
   for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (c !== ' ' && c !== '\n' && c !== '\t' && c !== '\r') return c;
+    const c = text.charCodeAt(i);
+    if (c !== 32 && c !== 10 && c !== 9 && c !== 13) return c;
   }
-  return '';
+  return -1;
 }
 
 /**
@@ -82,10 +91,16 @@ export function readArgs(value: unknown): ArgsFacts {
   if (typeof value === 'string') {
     if (value === REDACTED) return { usable: false };
     const first = firstNonSpace(value);
-    if (first === '{' || first === '[' || first === '"') {
-      const parsed = parseJson(value);
-      if (parsed.ok) return { args: parsed.value, usable: isRecord(parsed.value) };
-      return { argsRaw: value, argsError: `unparseable arguments: ${parsed.error}`, usable: false };
+    if (first === OPEN_BRACE || first === OPEN_BRACKET || first === QUOTE) {
+      let args: unknown;
+      try {
+        args = JSON.parse(value);
+      } catch (err) {
+        const error = err instanceof Error ? err.message : String(err);
+        return { argsRaw: value, argsError: `unparseable arguments: ${error}`, usable: false };
+      }
+      // Text that opens with a brace and parses is an object.
+      return { args, usable: first === OPEN_BRACE || isRecord(args) };
     }
     return { args: value, usable: false };
   }
