@@ -290,6 +290,8 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       if (state.ordinary.has(parentId)) parent = this._materialize(state, parentId);
       else parent = this._materializeUnheld(state, parentId, parentContext);
     }
+    if (parent === undefined && parentId !== undefined && state.mode !== TraceMode.JUDGED)
+      parent = this._followedParent(state, parentId, parentContext);
     if (state.mode !== TraceMode.JUDGED) {
       this._startedSampledOut(
         state,
@@ -456,19 +458,34 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       const entry = newEntry(span, spanId, parentIdOf(span), role);
       if (scope !== NO_SCOPE) entry.agent = scope;
       this._buffer.hold(state, entry);
+      this._buffer.follow(state, span, entry);
       state.lastAgent = entry;
     } else if (role === SpanRole.TOOL && scope !== NO_SCOPE) {
       if (scope.toolScope === undefined) {
         scope.toolScope = newEntry(scope.span, '', undefined, SpanRole.TOOL);
         scope.toolScope.agent = scope;
       }
-      this._buffer.holdScope(state, spanId, scope.toolScope);
+      this._buffer.holdScope(state, span, scope.toolScope);
       if (this._live.enabled) this._live.toolStarted(state.traceId, scope, span, spanId);
     } else {
-      this._buffer.holdScope(state, spanId, scope);
+      this._buffer.holdScope(state, span, scope);
     }
-    this._buffer.follow(state, span);
     state.openCount++;
+  }
+
+  /**
+   * SAMPLED_OUT traces: the scope of a followed parent that is not an agent (held by object
+   * only), through the span object of the start context; undefined for any other parent.
+   */
+  private _followedParent(
+    state: TraceState,
+    parentId: string,
+    parentContext: Context,
+  ): SpanEntry | undefined {
+    if (state.followed.size === 0) return undefined;
+    const candidate = trace.getSpan(parentContext);
+    if (candidate === undefined || candidate.spanContext().spanId !== parentId) return undefined;
+    return state.followed.get(candidate as unknown as ReadableSpan);
   }
 
   /**
@@ -634,11 +651,11 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   ): ReadableSpan | undefined {
     // Ordinary spans (not followed out of the sample) and spans refused when they started
     // (span limits: counted then) have nothing to do now.
-    if (!this._buffer.unfollow(state, span)) return undefined;
-    const held = state.spans.get(spanId);
+    const held = this._buffer.unfollow(state, span);
     if (held === undefined) return undefined;
     let view: ReadableSpan | undefined;
-    if (held.spanId === spanId && held !== NO_SCOPE) {
+    const isAgent = held.spanId === spanId && held !== NO_SCOPE;
+    if (isAgent) {
       held.open = false;
       // The agent that started before this one and is still open takes its place.
       if (state.lastAgent === held) {
@@ -675,7 +692,8 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     } else if (held.role === SpanRole.TOOL && this._live.enabled) {
       this._live.toolEnded(state.traceId, held.agent, span, spanId);
     }
-    this._buffer.forget(state, spanId);
+    if (isAgent) this._buffer.forget(state, spanId);
+    else this._buffer.releaseScope(state);
     state.openCount--;
     this._buffer.touch(state);
     this._releaseIfIdle(state);

@@ -69,10 +69,7 @@ export interface LateRun {
 export interface TraceState {
   traceId: string;
   mode: TraceMode;
-  /**
-   * Held spans (JUDGED), or every open span's scope (SAMPLED_OUT: its own entry for agent
-   * spans, the agent's `toolScope` for tool spans, else the agent entry above it or `NO_SCOPE`).
-   */
+  /** Held spans by id (JUDGED), or the open agent spans (SAMPLED_OUT and UNMATCHED, see `followed`). */
   spans: Map<string, SpanEntry>;
   /** Entries counted against the span limits. */
   held: number;
@@ -110,11 +107,13 @@ export interface TraceState {
   /** SAMPLED_OUT traces: the open agent span that started last. */
   lastAgent: SpanEntry | undefined;
   /**
-   * SAMPLED_OUT traces: the open spans held (as objects, the keys of `spans` by id). A span
-   * object never used as a key has no identity hash, so asking for one that was not held (most
-   * spans of the trace: ordinary ones) costs no string hashing and no probe.
+   * SAMPLED_OUT and UNMATCHED traces: every open span followed, by object, and its scope (its
+   * own entry for agent spans, the agent's `toolScope` for tool spans, else the agent entry
+   * above it or `NO_SCOPE`). A span object never used as a key has no identity hash, so asking
+   * for one that was not followed (most spans of the trace: ordinary ones) costs no string
+   * hashing and no probe, and following one hashes no id.
    */
-  followed: Set<ReadableSpan>;
+  followed: Map<ReadableSpan, SpanEntry>;
 }
 
 /** What remains of an evicted trace: enough to refuse its later spans and give its open runs a record. */
@@ -145,7 +144,7 @@ export const NO_SCOPE: SpanEntry = newEntry(
 const NO_SPANS: Set<string> = new Set();
 const NO_LATE_RUNS: Map<string, LateRun> = new Map();
 const NO_ORDINARY: Map<string, ReadableSpan> = new Map();
-const NO_FOLLOWED: Set<ReadableSpan> = new Set();
+const NO_FOLLOWED: Map<ReadableSpan, SpanEntry> = new Map();
 
 export function newEntry(
   span: ReadableSpan,
@@ -335,23 +334,37 @@ export class TraceBuffer {
     state.activeEpoch = this._epoch;
   }
 
-  /** SAMPLED_OUT traces: the span (held by id) is known by its object too, so ends of the others cost no lookup. */
-  follow(state: TraceState, span: ReadableSpan): void {
-    if (state.followed === NO_FOLLOWED) state.followed = new Set();
-    state.followed.add(span);
+  /** SAMPLED_OUT traces: an agent span (held by id) is known by its object too, so ends of the others cost no lookup. */
+  follow(state: TraceState, span: ReadableSpan, entry: SpanEntry): void {
+    if (state.followed === NO_FOLLOWED) state.followed = new Map();
+    state.followed.set(span, entry);
   }
 
-  /** SAMPLED_OUT traces: whether `span` was held when it started; it is not any more. */
-  unfollow(state: TraceState, span: ReadableSpan): boolean {
-    return state.followed.delete(span);
-  }
-
-  /** SAMPLED_OUT traces: an open span that is not an agent maps to the agent span above it. */
-  holdScope(state: TraceState, spanId: string, scope: SpanEntry): void {
-    state.spans.set(spanId, scope);
+  /**
+   * SAMPLED_OUT traces: an open span that is not an agent maps to the agent span above it,
+   * by its object only (no id to hash; a child finds it through its start context).
+   */
+  holdScope(state: TraceState, span: ReadableSpan, scope: SpanEntry): void {
+    if (state.followed === NO_FOLLOWED) state.followed = new Map();
+    state.followed.set(span, scope);
     state.held++;
     this._held++;
     state.activeEpoch = this._epoch;
+  }
+
+  /** SAMPLED_OUT traces: what `span` mapped to when it started, if it was followed; it is not any more. */
+  unfollow(state: TraceState, span: ReadableSpan): SpanEntry | undefined {
+    const followed = state.followed;
+    if (followed.size === 0) return undefined;
+    const entry = followed.get(span);
+    if (entry !== undefined) followed.delete(span);
+    return entry;
+  }
+
+  /** SAMPLED_OUT traces: a span held by `holdScope` ended. */
+  releaseScope(state: TraceState): void {
+    state.held--;
+    this._held--;
   }
 
   /** JUDGED traces: an open ordinary span, counted against the limits but not held as an entry. */

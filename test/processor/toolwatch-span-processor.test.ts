@@ -321,6 +321,38 @@ describe('ToolwatchSpanProcessor', () => {
       await all.provider.shutdown();
     });
 
+    it('out of the sample, counts a tool under a model span for its own agent, not the agent that started last', async () => {
+      const misuses: MisuseEvent[] = [];
+      const p = pipeline({
+        policy: policyOf(
+          [{ match: { rootOnly: false }, scorers: [trajectory({ forbiddenTools: ['drop_table'] })] }],
+          { sampling: { ratio: 0 } },
+        ),
+        onMisuse: (m) => misuses.push(m),
+      });
+      const root = startAgent(p.tracer, 'root');
+      const a = startAgent(p.tracer, 'a', root);
+      const llm = p.tracer.startSpan(
+        'chat m',
+        { attributes: { 'gen_ai.operation.name': 'chat' } },
+        inside(a),
+      );
+      // Another agent starts (in parallel) before the tool under a's model call.
+      const b = startAgent(p.tracer, 'b', root);
+      tool(p.tracer, 'drop_table', llm);
+      llm.end();
+      b.end();
+      a.end();
+      root.end();
+      expect(misuses.map((m) => [m.kind, m.agent])).toEqual([
+        ['forbidden', 'a'],
+        ['forbidden', 'root'],
+      ]);
+      expect(p.processor['_buffer'].size).toBe(0);
+      expect(p.processor['_buffer'].held).toBe(0);
+      await p.provider.shutdown();
+    });
+
     it('judges an agent span whose attributes were set after it started', async () => {
       const scorer = fakeScorer({ name: 's' });
       const p = pipeline({ policy: policyOf([{ scorers: [scorer] }]) });
