@@ -100,6 +100,9 @@ export const genAiRole = guarded((span: SpanLike): SpanRole | undefined => {
   return undefined;
 }, undefined);
 
+/** No further texts to read for a refusal (the default): one shared empty list, not a fresh one per tool span. */
+const NO_TEXTS: Array<string | undefined> = [];
+
 export const genAiTool = guarded((span: SpanLike): ToolFacts | undefined => {
   if (genAiRole(span) !== 'tool') return undefined;
   const a = span.attributes;
@@ -112,7 +115,7 @@ export const genAiTool = guarded((span: SpanLike): ToolFacts | undefined => {
     a[ATTR_GEN_AI_TOOL_CALL_RESULT] ?? a[ATTR_ADK_TOOL_RESPONSE] ?? a[ATTR_PYDANTIC_AI_V2_TOOL_RESPONSE];
   // Copied field by field: spreading two fresh objects costs more than the reads (every tool span).
   const args = readArgs(rawArgs);
-  const status = readToolStatus(span);
+  const status = readToolStatus(span, NO_TEXTS);
   const facts: ToolFacts = { convention: CONVENTION, name, usable: args.usable, status: status.status };
   if (args.args !== undefined) facts.args = args.args;
   if (args.argsRaw !== undefined) facts.argsRaw = args.argsRaw;
