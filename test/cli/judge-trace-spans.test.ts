@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
+import { loadJudges } from '../../src/cli/commands/score.js';
 import { spansFromOtlpJson } from '../../src/conventions/from-otlp-json.js';
 import { evaluateTraceSpans, evaluateTraces } from '../../src/evaluation/evaluate-traces.js';
 import { loadPolicy } from '../../src/policy/load-policy.js';
@@ -97,9 +98,9 @@ describe('evaluateTraceSpans (the CLI window’s judge): the same verdicts as ev
     const policy = await loadPolicy(
       fileURLToPath(new URL('../fixtures/policies/cli-judged.yaml', import.meta.url)),
     );
-    const { judges } = (await import('../fixtures/policies/judges.mjs')) as {
-      judges: Record<string, unknown>;
-    };
+    const judges = await loadJudges(
+      fileURLToPath(new URL('../fixtures/policies/judges.mjs', import.meta.url)),
+    );
     const t = new TraceBuilder({ traceId: '0123456789abcdef0123456789abcdef' });
     t.agent('refund-agent').tool('get_order_detail', { args: { order_id: 'A1' } });
     const payload = t.toOtlp();
