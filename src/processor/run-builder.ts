@@ -12,8 +12,8 @@ import type { SpanEntry, TraceState } from './trace-buffer.js';
 const TIME_ORIGIN = performance.timeOrigin;
 
 /**
- * The span as reconstruction reads it, on the processor's clock, built once when the span
- * ends (attributes are final then, and still hot). SDK 2.x stamps a span's start with
+ * The span as reconstruction reads it, on the processor's clock, built once, when its run is
+ * first rebuilt after it ended (its data is final then). SDK 2.x stamps a span's start with
  * `Date.now()` (whole milliseconds) and its end as start plus a high-resolution duration,
  * so a child can appear to start after its parent ended. Start times taken in `onStart`
  * from one high-resolution clock keep parents around their children.
@@ -24,29 +24,30 @@ export function spanLikeOf(entry: SpanEntry, span: ReadableSpan, ending: boolean
   const status = span.status;
   const events = span.events;
   const recorded = hrTimeToMs(span.startTime);
-  const like: SpanLike = {
+  // While `onEnding` runs the span is not yet marked ended, but its end time is set.
+  let endTime = ending || span.ended ? hrTimeToMs(span.endTime) : undefined;
+  let startTime = recorded;
+  if (entry.t0 !== undefined) {
+    startTime = entry.t0;
+    if (endTime !== undefined) endTime = entry.t0 + (endTime - recorded);
+  }
+  // Every field in one literal (absent ones undefined): properties added later would each
+  // grow a backing store.
+  return {
     traceId: span.spanContext().traceId,
     spanId: entry.spanId,
+    parentSpanId: entry.parentId,
     name: span.name,
     kind: span.kind,
-    startTime: recorded,
+    startTime,
+    endTime,
     status: status === undefined || (status.code === 0 && !status.message) ? STATUS_UNSET : statusOf(status),
     attributes: span.attributes,
     events: events.length === 0 ? NO_EVENTS : events.map(toEvent),
+    resource: span.resource?.attributes,
+    scope: span.instrumentationScope,
+    droppedAttributesCount: span.droppedAttributesCount > 0 ? span.droppedAttributesCount : undefined,
   };
-  if (entry.parentId !== undefined) like.parentSpanId = entry.parentId;
-  // While `onEnding` runs the span is not yet marked ended, but its end time is set.
-  if (ending || span.ended) like.endTime = hrTimeToMs(span.endTime);
-  const resource = span.resource?.attributes;
-  if (resource !== undefined) like.resource = resource;
-  const scope = span.instrumentationScope;
-  if (scope !== undefined) like.scope = scope;
-  if (span.droppedAttributesCount > 0) like.droppedAttributesCount = span.droppedAttributesCount;
-  if (entry.t0 !== undefined) {
-    like.startTime = entry.t0;
-    if (like.endTime !== undefined) like.endTime = entry.t0 + (like.endTime - recorded);
-  }
-  return like;
 }
 
 const STATUS_UNSET: SpanLike['status'] = Object.freeze({ code: 0 }) as SpanLike['status'];

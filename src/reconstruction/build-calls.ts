@@ -9,6 +9,9 @@ import {
   sortIndexesIfNeeded,
 } from './trace-model.js';
 
+/** Read only, never written: the refusal lookups of a run that has nothing to look up. */
+const NO_REFUSALS: ReadonlyMap<string, RefusalFacts> = new Map();
+
 /**
  * Phase 9 of reconstruction: a run's executions in order, requests joined to them (by call
  * id, then name and canonical arguments, then order), and request-only calls (refused,
@@ -49,11 +52,19 @@ export function buildCalls(st: RunState): void {
   lendHintIds(executions, st.hints);
 
   // Request-only calls: the model asked, nothing ran.
-  const refusalById = new Map<string, RefusalFacts>();
-  const refusalByName = new Map<string, RefusalFacts>();
-  for (const r of st.refusals) {
-    if (r.callId) refusalById.set(r.callId, r);
-    else if (r.name) refusalByName.set(r.name, r);
+  // Most runs have no refusal to look up (made only when some request could use them).
+  const lookUp = st.refusals.length > 0 && st.requests.length > 0;
+  let refusalById = NO_REFUSALS;
+  let refusalByName = NO_REFUSALS;
+  if (lookUp) {
+    const byId = new Map<string, RefusalFacts>();
+    const byName = new Map<string, RefusalFacts>();
+    for (const r of st.refusals) {
+      if (r.callId) byId.set(r.callId, r);
+      else if (r.name) byName.set(r.name, r);
+    }
+    refusalById = byId;
+    refusalByName = byName;
   }
   const requestOnly: ToolExecution[] = [];
   const sortTimes: number[] = [];

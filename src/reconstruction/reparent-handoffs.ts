@@ -6,6 +6,10 @@ import { push, type RunState } from './trace-model.js';
  * `graph.node.parent_id` is that run's child, wherever its span sits in the span tree.
  */
 export function reparentHandoffs(states: RunState[], topLevel: AgentRun[]): void {
+  // Most traces name no source (only OpenInference graphs do): nothing to index.
+  let named = false;
+  for (const st of states) if (st.facts?.parentNodeId) named = true;
+  if (!named) return;
   const byNodeId = new Map<string, RunState[]>();
   const byName = new Map<string, RunState[]>();
   for (const st of states) {
