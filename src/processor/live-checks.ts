@@ -80,7 +80,8 @@ export class LiveChecks {
   /** The live counts of an open agent span, set up on its first tool (its attributes are complete by then). */
   private _liveOf(traceId: string, agent: SpanEntry): LiveAgent | null {
     if (agent.live === undefined) {
-      const identity = spanIdentity(agent.span, agent.agent !== undefined, this._options.withResource);
+      // Agent entries keep their span (see `SpanEntry.span`).
+      const identity = spanIdentity(agent.span!, agent.agent !== undefined, this._options.withResource);
       agent.live = this._monitor.watch(identity, traceId, agent.spanId) ?? null;
     }
     return agent.live;

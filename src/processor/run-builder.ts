@@ -88,15 +88,14 @@ function collect(state: TraceState, spans: SpanLike[], readings: Array<SpanReadi
     if (entry.role === SpanRole.NONE && !entry.needed) continue;
     // Open ancestors place the run (nested or not); open descendants are incomplete calls.
     let like: SpanLike;
-    if (entry.open) like = spanLikeOf(entry, entry.span, false);
+    // Open entries and agent entries keep their span; the others were converted as they ended.
+    if (entry.open) like = spanLikeOf(entry, entry.span!, false);
     else {
-      // Built once, at the first rebuild after the span ended (its data is final then).
-      if (entry.like === undefined) {
-        entry.like = spanLikeOf(entry, entry.span, true);
-        // Arguments, results and model outputs are parsed once, here.
-        if (entry.role !== SpanRole.NONE) entry.reading = readAhead(entry.like);
-      }
+      // Built once, after the span ended (its data is final then).
+      entry.like ??= spanLikeOf(entry, entry.span!, true);
       like = entry.like;
+      // Arguments, results and model outputs are parsed once, at the first rebuild.
+      if (entry.reading === undefined && entry.role !== SpanRole.NONE) entry.reading = readAhead(like);
     }
     // Spans tracked from their start sit in the map in start order: a tie on the clock is
     // broken the way the application ran them.

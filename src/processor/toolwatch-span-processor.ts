@@ -14,7 +14,7 @@ import type { AgentRun, JudgeFunction, MisuseEvent, Policy, Verdict } from '../t
 import { LiveChecks } from './live-checks.js';
 import { PendingJudges } from './pending-judges.js';
 import { ProblemLog } from './problem-log.js';
-import { highResolutionStart, parentIdOf, rebuildRuns, spanIdentity } from './run-builder.js';
+import { highResolutionStart, parentIdOf, rebuildRuns, spanIdentity, spanLikeOf } from './run-builder.js';
 import { contextOnly, RunJudge } from './run-judge.js';
 import {
   childStarted,
@@ -462,7 +462,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       state.lastAgent = entry;
     } else if (role === SpanRole.TOOL && scope !== NO_SCOPE) {
       if (scope.toolScope === undefined) {
-        scope.toolScope = newEntry(scope.span, '', undefined, SpanRole.TOOL);
+        scope.toolScope = newEntry(scope.span!, '', undefined, SpanRole.TOOL);
         scope.toolScope.agent = scope;
       }
       this._buffer.holdScope(state, span, scope.toolScope);
@@ -618,9 +618,14 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     }
     entry.span = span;
     if (state.awaiting.size > 0) state.awaiting.delete(ctx.spanId);
-    // Converted and read when the run is rebuilt, not now: objects made now would outlive the
-    // young generation while the run goes on (many runs interleaving), and cost a promotion.
     const leaf = entry.role === SpanRole.NONE && !entry.needed;
+    if (!leaf && entry.role !== SpanRole.AGENT) {
+      // Converted now and the span let go: held until the run ends, the SDK's span (and all
+      // its parts) would outlive the young generation while runs interleave, and be promoted.
+      // Its facts are read when the run is rebuilt (objects made then die young).
+      entry.like = spanLikeOf(entry, span, true);
+      entry.span = undefined;
+    }
     if (entry.open) state.openCount--;
     entryClosed(entry);
     buffer.touch(state);

@@ -8,7 +8,12 @@ import type { ProblemLog } from './problem-log.js';
 
 /** One span the processor holds for a trace with agent activity. */
 export interface SpanEntry {
-  span: ReadableSpan;
+  /**
+   * The span; let go (undefined) once a span that is not an agent span has ended and been
+   * converted (`like`), so the SDK can free it as soon as it is exported rather than when
+   * the run ends.
+   */
+  span: ReadableSpan | undefined;
   spanId: string;
   parentId: string | undefined;
   /** The parent's entry when it was held as this span started: links are pointers, not lookups. */

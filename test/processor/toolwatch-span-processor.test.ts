@@ -353,6 +353,27 @@ describe('ToolwatchSpanProcessor', () => {
       await p.provider.shutdown();
     });
 
+    it('lets go of a run span that is not an agent span once it ends (converted then), and judges it from that', async () => {
+      const scorer = fakeScorer({ name: 's' });
+      const p = pipeline({ policy: policyOf([{ scorers: [scorer] }]) });
+      const agent = startAgent(p.tracer, 'clerk');
+      const lookup = startTool(p.tracer, 'lookup', agent, { id: 1 });
+      lookup.setAttribute('gen_ai.tool.call.result', '{"found":true}');
+      lookup.end();
+      const state = p.processor['_buffer'].get(agent.spanContext().traceId);
+      const held = [...state!.spans.values()] as Array<{ role: number; span: unknown; like: unknown }>;
+      // The agent span is kept (live checks read it); the tool span is only its converted view.
+      expect(held.map((e) => [e.role, e.span === undefined, e.like !== undefined])).toEqual([
+        [1, false, false],
+        [2, true, true],
+      ]);
+      agent.end();
+      expect(scorer.seen[0]!.executions.map((e) => [e.name, e.args, e.result])).toEqual([
+        ['lookup', { id: 1 }, { found: true }],
+      ]);
+      await p.provider.shutdown();
+    });
+
     it('judges an agent span whose attributes were set after it started', async () => {
       const scorer = fakeScorer({ name: 's' });
       const p = pipeline({ policy: policyOf([{ scorers: [scorer] }]) });
