@@ -140,16 +140,33 @@ export function toolNameOf(name: string, attributes: Attributes): string | undef
 
 /** The agent name a span announces, for live misuse reports before reconstruction. */
 export function agentNameOf(name: string, attributes: Attributes): string {
+  const value = agentNameAttribute(attributes);
+  if (value !== undefined) return value;
+  if (name.startsWith(AGENT_NAME_PREFIX)) return name.slice(AGENT_NAME_PREFIX.length);
+  if (name.endsWith('.agent')) return name.slice(0, -'.agent'.length);
+  return name;
+}
+
+/**
+ * Whether the agent span states its name already: in a name attribute, or in a GenAI span
+ * name `invoke_agent {name}`. Otherwise the name read now is a fallback (the span's own
+ * name), which an attribute set later may still replace.
+ */
+export function announcesAgentName(name: string, attributes: Attributes): boolean {
+  return (
+    agentNameAttribute(attributes) !== undefined ||
+    (name.length > AGENT_NAME_PREFIX.length && name.startsWith(AGENT_NAME_PREFIX))
+  );
+}
+
+function agentNameAttribute(attributes: Attributes): string | undefined {
   const value =
     attributes[ATTR_GEN_AI_AGENT_NAME] ??
     attributes[ATTR_OI_AGENT_NAME] ??
     attributes[ATTR_AI_TELEMETRY_FUNCTION_ID] ??
     attributes[ATTR_OI_GRAPH_NODE_ID] ??
     attributes[ATTR_TRACELOOP_ENTITY_NAME];
-  if (typeof value === 'string' && value !== '') return value;
-  if (name.startsWith(AGENT_NAME_PREFIX)) return name.slice(AGENT_NAME_PREFIX.length);
-  if (name.endsWith('.agent')) return name.slice(0, -'.agent'.length);
-  return name;
+  return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
 /** Where each convention puts a tool call's arguments, in the order the adapters prefer them. */

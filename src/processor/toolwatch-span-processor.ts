@@ -2,7 +2,13 @@ import type { Context, MeterProvider, TracerProvider } from '@opentelemetry/api'
 import { diag, trace } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { DetachedSpanWatch } from '../conventions/detached-spans.js';
-import { agentNameOf, lateSpanRole, SpanRole, spanRole } from '../conventions/span-role.js';
+import {
+  agentNameOf,
+  announcesAgentName,
+  lateSpanRole,
+  SpanRole,
+  spanRole,
+} from '../conventions/span-role.js';
 import { ToolwatchMetrics } from '../emission/metrics.js';
 import { type Placement, VerdictWriter } from '../emission/verdict-writer.js';
 import { JudgeLimiter } from '../evaluation/judge-limiter.js';
@@ -516,6 +522,9 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       return false;
     // The common case, a rule for the name the span announces: followed in full, no adapter read.
     if (this._ruleForAnnounced(span, false)) return false;
+    // A name not stated yet (an attribute set after start is common) may still match a rule:
+    // followed in full rather than risk an incomplete record for a run that could be judged.
+    if (!announcesAgentName(span.name, attributes)) return false;
     return matchRules(spanIdentity(span, false, false), this._policy).length === 0;
   }
 

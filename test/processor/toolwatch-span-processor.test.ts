@@ -321,6 +321,27 @@ describe('ToolwatchSpanProcessor', () => {
       await all.provider.shutdown();
     });
 
+    // Instrumentations often start the agent span first and set its name once known.
+    it('judges in full a root agent that states no name at its start and gets one that matches later', async () => {
+      const scorer = fakeScorer({ name: 's' });
+      const verdicts: Verdict[] = [];
+      const p = pipeline({
+        policy: policyOf([{ match: { agent: 'refund-*', rootOnly: true }, scorers: [scorer] }]),
+        onVerdict: (v) => verdicts.push(v),
+      });
+      const agent = p.tracer.startSpan('invoke_agent', {
+        attributes: { 'gen_ai.operation.name': 'invoke_agent' },
+      });
+      tool(p.tracer, 'lookup', agent);
+      agent.setAttribute('gen_ai.agent.name', 'refund-agent');
+      agent.end();
+      expect(scorer.seen.map((run) => [run.agent, run.executions.map((e) => e.name)])).toEqual([
+        ['refund-agent', ['lookup']],
+      ]);
+      expect(verdicts.map((v) => v.results.map((r) => r.label))).toEqual([['pass']]);
+      await p.provider.shutdown();
+    });
+
     it('out of the sample, counts a tool under a model span for its own agent, not the agent that started last', async () => {
       const misuses: MisuseEvent[] = [];
       const p = pipeline({
