@@ -597,9 +597,11 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       if (startedSince(span, state.since) && !state.incomplete) {
         // Started while the trace was followed, in a trace that refused nothing, and not held:
         // an ordinary span under a held entry (see `_startedOrdinary`). It goes as it came,
-        // unless attributes set after its start made it agent-related.
+        // unless attributes set after its start made it agent-related, or an agent-related
+        // span below it could not find it when it started (its context carried only the
+        // span context, not the span): then it is held now, to link that span to its run.
         role = lateSpanRole(span.name, span.attributes);
-        if (role === SpanRole.NONE) {
+        if (role === SpanRole.NONE && !state.awaiting.has(ctx.spanId)) {
           buffer.touch(state);
           return undefined;
         }

@@ -260,6 +260,33 @@ describe('ToolwatchSpanProcessor', () => {
       await p.provider.shutdown();
     });
 
+    // In-process propagation (`trace.setSpanContext`, an extract without a remote flag) hands
+    // the child a context holding the parent's span context only, not the span object.
+    it('links a tool whose context carries only its unheld ordinary parent’s span context', async () => {
+      const verdicts: Verdict[] = [];
+      const p = pipeline({
+        policy: policyOf([{ scorers: [trajectory({ forbiddenTools: ['drop_table'] })] }]),
+        onVerdict: (v) => verdicts.push(v),
+      });
+      const agent = startAgent(p.tracer, 'clerk');
+      const http = startPlain(p.tracer, 'POST /worker', agent);
+      const onlyContext = trace.setSpanContext(context.active(), http.spanContext());
+      p.tracer
+        .startSpan(
+          'execute_tool drop_table',
+          { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'drop_table' } },
+          onlyContext,
+        )
+        .end();
+      http.end();
+      agent.end();
+      expect(verdicts.map((v) => [v.passed, v.results.map((r) => r.reason)])).toEqual([
+        [false, ['forbidden tool drop_table was executed (1 call)']],
+      ]);
+      expect(p.processor['_buffer'].size).toBe(0);
+      await p.provider.shutdown();
+    });
+
     it('holds only the agent spans of a trace whose root agent no rule matches at its start', async () => {
       const scorer = fakeScorer({ name: 's' });
       const verdicts: Verdict[] = [];
