@@ -366,15 +366,21 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   }
 
   /**
-   * The open span `parentId`, from the start context of a span below it, when it is an
-   * ordinary span that was not held because its own parent is a held entry; else undefined
-   * (a parent outside this process, one that ended, or one started before the trace was followed).
+   * The span `parentId`, from the start context of a span below it, when it is an ordinary
+   * span that was not held because its own parent is a held entry; else undefined (a parent
+   * outside this process, or one started before the trace was followed). One that ended
+   * already only when `ended` allows it (work started after its parent returned).
    */
-  private _unheldParent(state: TraceState, parentId: string, parentContext: Context): Span | undefined {
+  private _unheldParent(
+    state: TraceState,
+    parentId: string,
+    parentContext: Context,
+    ended = false,
+  ): Span | undefined {
     const candidate = trace.getSpan(parentContext) as unknown as Span | undefined;
     if (candidate === undefined || typeof (candidate as { ended?: unknown }).ended !== 'boolean')
       return undefined;
-    if (candidate.ended || candidate.spanContext().spanId !== parentId) return undefined;
+    if ((candidate.ended && !ended) || candidate.spanContext().spanId !== parentId) return undefined;
     const above = parentIdOf(candidate);
     return above !== undefined && state.spans.has(above) ? candidate : undefined;
   }
@@ -388,15 +394,16 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
 
   /**
    * The entry of the unheld ordinary parent of an agent-related span that starts now (see
-   * `_startedOrdinary`), held from its span object; undefined when there is none or the
-   * limits refuse it (the trace is then incomplete).
+   * `_startedOrdinary`), held from its span object, open or already ended (a tool started by
+   * work its HTTP handler left running); undefined when there is none or the limits refuse
+   * it (the trace is then incomplete).
    */
   private _materializeUnheld(
     state: TraceState,
     parentId: string,
     parentContext: Context,
   ): SpanEntry | undefined {
-    const span = this._unheldParent(state, parentId, parentContext);
+    const span = this._unheldParent(state, parentId, parentContext, true);
     if (span === undefined || !this._buffer.admit(state)) return undefined;
     const entry = newEntry(span, parentId, parentIdOf(span), SpanRole.NONE);
     entry.needed = true;
@@ -409,6 +416,13 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     childStarted(parent);
     this._buffer.hold(state, entry);
     state.openCount++;
+    if (span.ended) {
+      // Its end has passed: converted now, closed (the span below keeps its parent active).
+      entry.like = spanLikeOf(entry, span, true);
+      entry.span = undefined;
+      state.openCount--;
+      entryClosed(entry);
+    }
     return entry;
   }
 

@@ -287,6 +287,30 @@ describe('ToolwatchSpanProcessor', () => {
       await p.provider.shutdown();
     });
 
+    // Work an HTTP handler left running calls a tool after the handler's span ended.
+    it('links a tool that starts under an ordinary span that has already ended, live checks included', async () => {
+      const verdicts: Verdict[] = [];
+      const misuses: MisuseEvent[] = [];
+      const p = pipeline({
+        policy: policyOf([{ scorers: [trajectory({ forbiddenTools: ['drop_table'] })] }]),
+        onVerdict: (v) => verdicts.push(v),
+        onMisuse: (m) => misuses.push(m),
+      });
+      const agent = startAgent(p.tracer, 'clerk');
+      const handler = startPlain(p.tracer, 'POST /jobs', agent);
+      handler.end();
+      const late = startTool(p.tracer, 'drop_table', handler);
+      expect(misuses.map((m) => [m.kind, m.tool])).toEqual([['forbidden', 'drop_table']]);
+      late.end();
+      agent.end();
+      expect(verdicts.map((v) => [v.passed, v.results.map((r) => r.reason)])).toEqual([
+        [false, ['forbidden tool drop_table was executed (1 call)']],
+      ]);
+      // Nothing is left waiting for a span that will not end again.
+      expect(p.processor['_buffer'].size).toBe(0);
+      await p.provider.shutdown();
+    });
+
     it('holds only the agent spans of a trace whose root agent no rule matches at its start', async () => {
       const scorer = fakeScorer({ name: 's' });
       const verdicts: Verdict[] = [];
