@@ -615,7 +615,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
         // span below it could not find it when it started (its context carried only the
         // span context, not the span): then it is held now, to link that span to its run.
         role = lateSpanRole(span.name, span.attributes);
-        if (role === SpanRole.NONE && !state.awaiting.has(ctx.spanId)) {
+        if (role === SpanRole.NONE && (state.awaiting.size === 0 || !state.awaiting.has(ctx.spanId))) {
           buffer.touch(state);
           return undefined;
         }
