@@ -277,7 +277,19 @@ export interface TrajectoryError {
 interface CompiledField {
   path: string;
   rule: ArgRule;
+  /** The rule's keys in check order, found once rather than per call. */
+  keys: RuleKey[];
+  /** `path` split at dots, and which segments could index an array. */
+  segments: string[];
+  numeric: boolean[];
   regex?: SafeRegex;
+}
+
+/** A constrained tool, its fields and its slot in a run's tallies. */
+interface CompiledTool {
+  tool: string;
+  slot: number;
+  fields: CompiledField[];
 }
 
 export function trajectory(options: TrajectoryOptions): SyncScorer {
@@ -348,46 +360,74 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
     pass_threshold: new PyFloat(passThreshold),
   });
 
+  // Every tool a check names gets a slot: a run is tallied in one pass over its calls, and
+  // only those tools' calls are kept.
+  const slotOf = new Map<string, number>();
+  const slot = (tool: string): number => {
+    let at = slotOf.get(tool);
+    if (at === undefined) {
+      at = slotOf.size;
+      slotOf.set(tool, at);
+    }
+    return at;
+  };
   const compiled = new Map<string, CompiledField[]>();
+  const constrained: CompiledTool[] = [];
   for (const [tool, fields] of Object.entries(argConstraints)) {
-    compiled.set(
-      tool,
-      Object.entries(fields).map(([path, rule]) => ({
-        path,
-        rule,
-        ...(typeof rule.matches === 'string' ? { regex: compileSafeRegex(rule.matches) } : {}),
-      })),
-    );
+    const list = Object.entries(fields).map(([path, rule]) => compileField(path, rule));
+    compiled.set(tool, list);
+    constrained.push({ tool, slot: slot(tool), fields: list });
   }
 
-  const uniqueExpected = [...new Set(expectedTools)];
-  const uniqueForbidden = [...new Set(forbiddenTools)];
+  const uniqueExpected = [...new Set(expectedTools)].map((tool) => ({
+    tool,
+    slot: slot(tool),
+    fields: compiled.get(tool) ?? NO_FIELDS,
+    constrainedAt: constrained.findIndex((c) => c.tool === tool),
+  }));
+  const uniqueForbidden = [...new Set(forbiddenTools)].map((tool) => ({ tool, slot: slot(tool) }));
+  const expectedCounts = [...countNames(expectedTools)].map(([tool, n]) => ({ slot: slot(tool), n }));
+  const orderPairs = expectedOrder.map(([before, after]) => ({
+    before,
+    after,
+    b: slot(before),
+    a: slot(after),
+  }));
+  const slots = slotOf.size;
 
   const evaluate = (run: AgentRun, context?: ScoreContext): ScorerResult => {
     const redact = context?.redact?.values === true;
     const calls = collectCalls(run, scope);
-    const byName = new Map<string, ToolExecution[]>();
+    // Per slot: the tool's calls in order, and the index of its first call.
+    const byTool: Array<ToolExecution[] | undefined> = new Array(slots);
+    const firstIndex: number[] = new Array(slots);
+    let i = 0;
     for (const call of calls) {
-      const list = byName.get(call.name);
-      if (list) list.push(call);
-      else byName.set(call.name, [call]);
-    }
-    const firstIndex = new Map<string, number>();
-    for (let i = 0; i < calls.length; i++) {
-      const c = calls[i]!;
-      if (!firstIndex.has(c.name)) firstIndex.set(c.name, i);
+      const at = slotOf.get(call.name);
+      if (at !== undefined) {
+        const list = byTool[at];
+        if (list) list.push(call);
+        else {
+          byTool[at] = [call];
+          firstIndex[at] = i;
+        }
+      }
+      i++;
     }
     const errors: TrajectoryError[] = [];
 
     // 1. missing expected tools
-    for (const tool of uniqueExpected) {
-      if (!byName.has(tool))
+    let missingTool = false;
+    for (const { tool, slot } of uniqueExpected) {
+      if (byTool[slot] === undefined) {
+        missingTool = true;
         errors.push({ code: 'missing_tool', tool, message: `expected tool ${tool} was not called` });
+      }
     }
     // 2. forbidden tools, executed in any status or only requested
     let forbiddenCalled = false;
-    for (const tool of uniqueForbidden) {
-      const list = byName.get(tool);
+    for (const { tool, slot } of uniqueForbidden) {
+      const list = byTool[slot];
       if (!list) continue;
       forbiddenCalled = true;
       let executed = 0;
@@ -409,10 +449,12 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
     }
     // Loop detection: identical name and arguments more than max_repeats times.
     if (cfg.max_repeats !== undefined) {
+      const perName = new Map<string, number>();
+      for (const call of calls) perName.set(call.name, (perName.get(call.name) ?? 0) + 1);
       const counts = new Map<string, { tool: string; n: number }>();
       for (const call of calls) {
         // A tool called at most max_repeats times cannot repeat too often: skip its arguments.
-        if (byName.get(call.name)!.length <= cfg.max_repeats) continue;
+        if (perName.get(call.name)! <= cfg.max_repeats) continue;
         const key = call.name + '\u0000' + argsKey(call);
         const entry = counts.get(key);
         if (entry) entry.n++;
@@ -429,31 +471,36 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
         }
       }
     }
-    // 4. argument rules on each constrained tool's first call
+    // 4. argument rules on each constrained tool's first call; whether all held is kept for
+    // per_tool (the checks are pure, so the first call need not be checked again).
     let checks = 0;
     let passedChecks = 0;
-    for (const [tool, fields] of compiled) {
-      const first = byName.get(tool)?.[0];
+    const firstArgsHold: boolean[] = new Array(constrained.length);
+    for (let t = 0; t < constrained.length; t++) {
+      const { tool, slot, fields } = constrained[t]!;
+      const first = byTool[slot]?.[0];
       if (!first) continue;
+      let hold = true;
       for (const field of fields) {
         checks++;
         const failure = checkField(first.args, field, redact);
         if (failure === undefined) passedChecks++;
-        else
+        else {
+          hold = false;
           errors.push({
             code: 'arg_mismatch',
             tool,
             field: field.path,
             message: `${tool}.${field.path} ${failure}`,
           });
+        }
       }
+      firstArgsHold[t] = hold;
     }
     // 5. [before, after] pairs on first calls
     let orderPass = true;
-    for (const [before, after] of expectedOrder) {
-      const b = firstIndex.get(before);
-      const a = firstIndex.get(after);
-      if (a !== undefined && b !== undefined && a < b) {
+    for (const { before, after, b, a } of orderPairs) {
+      if (byTool[a] !== undefined && byTool[b] !== undefined && firstIndex[a]! < firstIndex[b]!) {
         orderPass = false;
         errors.push({
           code: 'order_violation',
@@ -462,19 +509,20 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
         });
       }
     }
-    if (cfg.order !== undefined && !orderHolds(cfg.order, namesOf(calls), expectedTools)) {
+    if (cfg.order !== undefined) {
       const names = namesOf(calls);
-      orderPass = false;
-      const how = { exact: 'exactly', in_order: 'in order', any_order: 'all present' }[cfg.order];
-      errors.push({
-        code: 'order_violation',
-        message: `calls [${listPreview(names)}] do not match expected_tools [${listPreview(expectedTools)}] ${how}`,
-      });
+      if (!orderHolds(cfg.order, names, expectedTools)) {
+        orderPass = false;
+        const how = { exact: 'exactly', in_order: 'in order', any_order: 'all present' }[cfg.order];
+        errors.push({
+          code: 'order_violation',
+          message: `calls [${listPreview(names)}] do not match expected_tools [${listPreview(expectedTools)}] ${how}`,
+        });
+      }
     }
 
     // 6. components and score
-    let toolSelectionPass = !forbiddenCalled;
-    for (const t of uniqueExpected) if (!byName.has(t)) toolSelectionPass = false;
+    const toolSelectionPass = !forbiddenCalled && !missingTool;
     const argAccuracy = checks === 0 ? 1 : passedChecks / checks;
     const weighted =
       weights.tool_selection * (toolSelectionPass ? 1 : 0) +
@@ -487,28 +535,33 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
     let precision: number | null = null;
     let recall: number | null = null;
     if (cfg.expected_tools) {
-      const expectedCounts = countNames(expectedTools);
       let overlap = 0;
-      for (const [tool, n] of expectedCounts) overlap += Math.min(n, byName.get(tool)?.length ?? 0);
+      for (const { slot, n } of expectedCounts) overlap += Math.min(n, byTool[slot]?.length ?? 0);
       precision = calls.length === 0 ? 0 : roundHalfEven(overlap / calls.length, 4);
       recall = roundHalfEven(overlap / expectedTools.length, 4);
     }
 
     const perTool: Record<string, unknown> = {};
-    for (const tool of uniqueExpected) {
-      const list = byName.get(tool) ?? [];
-      const fields = compiled.get(tool) ?? NO_FIELDS;
+    for (const { tool, slot, fields, constrainedAt } of uniqueExpected) {
+      const list = byTool[slot] ?? NO_CALLS;
+      // The first call was checked in step 4 when the tool is constrained.
+      const firstCorrect =
+        list.length > 0 &&
+        (constrainedAt >= 0
+          ? list[0]!.status === 'ok' && firstArgsHold[constrainedAt]!
+          : isCorrect(list[0]!, fields));
       let clean = 0;
       let finalSuccess = false;
-      for (const c of list) {
+      for (let i = 0; i < list.length; i++) {
+        const c = list[i]!;
         if (c.status !== 'ok') continue;
         clean++;
-        if (!finalSuccess && isCorrect(c, fields)) finalSuccess = true;
+        if (!finalSuccess && (i === 0 ? firstCorrect : isCorrect(c, fields))) finalSuccess = true;
       }
       perTool[tool] = {
         calls: list.length,
         clean,
-        first_call_correct: list.length > 0 && isCorrect(list[0]!, fields),
+        first_call_correct: firstCorrect,
         final_success: finalSuccess,
         retries: Math.max(0, list.length - 1),
       };
@@ -570,8 +623,20 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
   return scorer;
 }
 
-/** The run's calls (`self`), or the run's then each nested run's, depth-first pre-order (`members`). */
 const NO_FIELDS: CompiledField[] = [];
+const NO_CALLS: ToolExecution[] = [];
+
+function compileField(path: string, rule: ArgRule): CompiledField {
+  const segments = path.split('.');
+  return {
+    path,
+    rule,
+    keys: RULE_KEYS.filter((k) => Object.hasOwn(rule, k)),
+    segments,
+    numeric: segments.map((segment) => /^\d+$/.test(segment)),
+    ...(typeof rule.matches === 'string' ? { regex: compileSafeRegex(rule.matches) } : {}),
+  };
+}
 
 function isCorrect(c: ToolExecution, fields: readonly CompiledField[]): boolean {
   if (c.status !== 'ok') return false;
@@ -585,8 +650,14 @@ function namesOf(calls: readonly ToolExecution[]): string[] {
   return names;
 }
 
-export function collectCalls(run: AgentRun, scope: Scope): ToolExecution[] {
+/**
+ * The run's calls (`self`), or the run's then each nested run's, depth-first pre-order
+ * (`members`). May be `run.calls` itself: callers only read it.
+ */
+export function collectCalls(run: AgentRun, scope: Scope): readonly ToolExecution[] {
   if (scope === 'self') return run.calls;
+  // A run without nested runs needs no copy (a malformed one takes the loop and its errors).
+  if (Array.isArray(run.calls) && run.children.length === 0) return run.calls;
   const out: ToolExecution[] = [];
   const stack: AgentRun[] = [run];
   while (stack.length > 0) {
@@ -641,25 +712,28 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
-type Lookup = { found: true; value: unknown } | { found: false };
+/** What `lookup` returns for a field that is not there (JSON arguments never hold a symbol). */
+const MISSING: unique symbol = Symbol('missing');
 
 /** A dotted path into the arguments; numeric segments index arrays; a literal dotted key wins. */
-function lookup(args: unknown, path: string): Lookup {
-  if (!isRecord(args)) return { found: false };
-  if (Object.hasOwn(args, path)) return { found: true, value: args[path] };
+function lookup(args: unknown, field: CompiledField): unknown {
+  if (!isRecord(args)) return MISSING;
+  if (Object.hasOwn(args, field.path)) return args[field.path];
+  const { segments, numeric } = field;
   let current: unknown = args;
-  for (const segment of path.split('.')) {
-    if (Array.isArray(current) && /^\d+$/.test(segment)) {
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i]!;
+    if (Array.isArray(current) && numeric[i]) {
       const index = Number(segment);
-      if (index >= current.length) return { found: false };
+      if (index >= current.length) return MISSING;
       current = current[index];
     } else if (isRecord(current) && Object.hasOwn(current, segment)) {
       current = current[segment];
     } else {
-      return { found: false };
+      return MISSING;
     }
   }
-  return { found: true, value: current };
+  return current;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -668,12 +742,12 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 
 /** Why the field fails its rule (text after `tool.path`), or undefined when it holds. */
 function checkField(args: unknown, field: CompiledField, redact: boolean): string | undefined {
-  const found = lookup(args, field.path);
-  const value = found.found ? found.value : undefined;
+  const looked = lookup(args, field);
+  const found = looked !== MISSING;
+  const value = found ? looked : undefined;
   const rule = field.rule;
-  for (const key of RULE_KEYS) {
-    if (!Object.hasOwn(rule, key)) continue;
-    const expected = rule[key as RuleKey];
+  for (const key of field.keys) {
+    const expected = rule[key];
     let ok: boolean;
     switch (key) {
       case 'equals':
@@ -683,7 +757,7 @@ function checkField(args: unknown, field: CompiledField, redact: boolean): strin
         ok = !pythonEquals(value ?? null, expected ?? null);
         break;
       case 'contains':
-        ok = contains(found.found ? value : '', expected);
+        ok = contains(found ? value : '', expected);
         break;
       case 'in':
         ok = (expected as unknown[]).some((item) => pythonEquals(value ?? null, item ?? null));
@@ -695,7 +769,7 @@ function checkField(args: unknown, field: CompiledField, redact: boolean): strin
         ok = (value !== undefined && value !== null) === expected;
         break;
       case 'exists':
-        ok = found.found === expected;
+        ok = found === expected;
         break;
       case 'matches': {
         const text =
@@ -717,7 +791,7 @@ function checkField(args: unknown, field: CompiledField, redact: boolean): strin
       }
     }
     if (!ok) {
-      const got = redact ? '' : found.found ? `, got ${preview(value)}` : ', field missing';
+      const got = redact ? '' : found ? `, got ${preview(value)}` : ', field missing';
       if (key === 'exists') return `${expected ? 'must exist' : 'must not exist'}${got}`;
       if (key === 'not_null') return `${expected ? 'must not be null' : 'must be null'}${got}`;
       if (key === 'matches') return `must match ${redact ? 'its pattern' : JSON.stringify(expected)}${got}`;
@@ -754,6 +828,9 @@ function unwrapFloats(value: unknown): unknown {
   return value;
 }
 
+/** 10 ** 0 … 10 ** 15, each exact. */
+const POWERS_OF_TEN = Array.from({ length: 16 }, (_, i) => 10 ** i);
+
 /**
  * Python's `round(x, digits)`: the nearest value with `digits` decimals, ties (exact in
  * binary) to even, so scores equal the seed evaluator's.
@@ -765,7 +842,9 @@ export function roundHalfEven(x: number, digits: number): number {
   // cannot move it across a half, and k / 10**digits is the double nearest to the decimal
   // (division is correctly rounded), which is what the exact path returns.
   if (digits >= 0 && digits <= 15 && Number.isInteger(digits)) {
-    const scale = 10 ** digits;
+    // 0 and 1 are most scores and ratios; the path below returns them too (-0 as 0).
+    if (x === 0 || x === 1) return x === 0 ? 0 : 1;
+    const scale = POWERS_OF_TEN[digits]!;
     const scaled = Math.abs(x) * scale;
     if (scaled < 1e9) {
       const floor = Math.floor(scaled);

@@ -1,0 +1,802 @@
+// The implementation as of dd40200, kept verbatim (imports aside) as the oracle of
+// scorers-differential.test.ts: the optimised code must give byte-identical results.
+
+import { z } from 'zod';
+import { canonicalArgs } from '../../../src/reconstruction/canonical-args.js';
+import { checkRegexSafety, compileSafeRegex, type SafeRegex } from '../../../src/scorers/safe-regex.js';
+import type {
+  AgentRun,
+  ScoreContext,
+  Scorer,
+  ScorerResult,
+  SyncScorer,
+  ToolExecution,
+} from '../../../src/types.js';
+import { configDigest } from '../../../src/util/digest.js';
+import { PyFloat } from '../../../src/util/python-json.js';
+import { pythonEquals } from './python-equals.js';
+import { errorResult } from './scorer-result.js';
+
+/**
+ * `trajectory`: the eval-dataset trajectory evaluator of seed document 003 (semantics §2.4)
+ * on the calls of a reconstructed run, plus order modes, precision/recall, loop detection
+ * and per-tool retry accounting.
+ */
+
+export const TRAJECTORY_KIND = 'trajectory';
+
+export type Scope = 'self' | 'members';
+export type TrajectoryOrder = 'exact' | 'in_order' | 'any_order';
+export type Risk = 'low' | 'medium' | 'high' | 'critical';
+
+/** One field's rule; every key present must hold. */
+export interface ArgRule {
+  /** Python `==` (so `true == 1`, `1 == 1.0`). A missing field is `None`. */
+  equals?: unknown;
+  not_equals?: unknown;
+  /** Substring of a string, member of an array, key of an object; a missing field counts as `""`. */
+  contains?: unknown;
+  in?: unknown[];
+  not_in?: unknown[];
+  /** true: present and not null; false: missing or null. */
+  not_null?: boolean;
+  /** true: the field is present (even as null); false: absent. */
+  exists?: boolean;
+  /**
+   * Regular expression searched in the value (strings; numbers as their JSON text). The
+   * common subset of JavaScript and RE2 syntax; matched in linear time.
+   */
+  matches?: string;
+  gt?: number;
+  gte?: number;
+  lt?: number;
+  lte?: number;
+}
+
+export interface TrajectoryWeights {
+  /** Default 0.35. */
+  toolSelection?: number;
+  /** Default 0.35. */
+  arguments?: number;
+  /** Default 0.15. */
+  order?: number;
+  /** Default 0.15. */
+  callBudget?: number;
+}
+
+export interface TrajectoryOptions {
+  /** Result name. Default `trajectory`. */
+  name?: string;
+  /** Tools that must be called (duplicates matter for `order` and precision/recall). */
+  expectedTools?: string[];
+  /** Tools that must not be called, not even as a refused request. */
+  forbiddenTools?: string[];
+  /** Most calls allowed in scope. Default unlimited. */
+  maxCalls?: number;
+  /** `{ tool: { "dotted.path": rule } }`, checked on each tool's first call. */
+  argConstraints?: Record<string, Record<string, ArgRule>>;
+  /** `[before, after]` pairs on first calls. */
+  expectedOrder?: Array<[string, string]>;
+  /** Component weights; they must sum to 1. Default 0.35 / 0.35 / 0.15 / 0.15. */
+  weights?: TrajectoryWeights;
+  /** Default 0.9. */
+  passThreshold?: number;
+  /** Default `members`: the run's own calls, then each nested run's, depth first. */
+  scope?: Scope;
+  risk?: Risk;
+  intent?: string;
+  /** Order of `expectedTools`: exact sequence / ordered subsequence / all present. Default none. */
+  order?: TrajectoryOrder;
+  /** Most identical calls (same name and arguments) allowed. Default unlimited. */
+  maxRepeats?: number;
+  /** Per-scorer sampling. Default ratio 1.0. */
+  sampling?: { ratio: number };
+}
+
+const DEFAULT_WEIGHTS = { tool_selection: 0.35, arguments: 0.35, order: 0.15, call_budget: 0.15 } as const;
+const DEFAULT_PASS_THRESHOLD = 0.9;
+const RULE_KEYS = [
+  'equals',
+  'not_equals',
+  'contains',
+  'in',
+  'not_in',
+  'not_null',
+  'exists',
+  'matches',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+] as const;
+type RuleKey = (typeof RULE_KEYS)[number];
+
+/** A message for wrong types only; other issues (unknown keys) keep zod's own text. */
+const onlyType = (message: string) => (issue: { code?: string }) =>
+  issue.code === 'invalid_type' ? message : undefined;
+
+// YAML/JSON readers may hand over float-typed numbers as PyFloat.
+const num = z.preprocess((v) => (v instanceof PyFloat ? v.value : v), z.number());
+const toolName = z.string().min(1, 'tool names must be non-empty');
+const toolList = (what: string) =>
+  z
+    .array(toolName, { error: 'expected array of strings' })
+    .min(1, `${what} must not be empty (leave it out instead)`);
+const nonEmptyList = z
+  .array(z.unknown(), { error: 'expected a list' })
+  .min(1, 'an empty list can never match; leave the rule out instead');
+
+const argRuleSchema = z
+  .strictObject(
+    {
+      equals: z.unknown().optional(),
+      not_equals: z.unknown().optional(),
+      contains: z.unknown().optional(),
+      in: nonEmptyList.optional(),
+      not_in: nonEmptyList.optional(),
+      not_null: z.boolean().optional(),
+      exists: z.boolean().optional(),
+      matches: z
+        .string()
+        .superRefine((pattern, ctx) => {
+          const safety = checkRegexSafety(pattern);
+          if (!safety.safe)
+            ctx.addIssue({ code: 'custom', message: `unsafe or invalid pattern: ${safety.reason}` });
+        })
+        .optional(),
+      gt: num.optional(),
+      gte: num.optional(),
+      lt: num.optional(),
+      lte: num.optional(),
+    },
+    { error: onlyType('expected a rule object such as { equals: value }') },
+  )
+  .refine((rule) => RULE_KEYS.some((k) => Object.hasOwn(rule, k)), {
+    message: `a rule needs at least one of ${RULE_KEYS.join(', ')}`,
+  });
+
+/** The policy-file shape (snake_case). */
+export const trajectoryConfigSchema = z
+  .strictObject({
+    kind: z.literal(TRAJECTORY_KIND),
+    name: z.string().min(1).optional(),
+    expected_tools: toolList('expected_tools').optional(),
+    forbidden_tools: toolList('forbidden_tools').optional(),
+    max_calls: num.pipe(z.number().int().min(0)).optional(),
+    arg_constraints: z
+      .record(
+        toolName,
+        z
+          .record(z.string().min(1, 'field paths must be non-empty'), argRuleSchema, {
+            error: onlyType('expected { "field.path": rule }'),
+          })
+          .refine((fields) => Object.keys(fields).length > 0, 'a tool needs at least one field rule'),
+        { error: onlyType('expected { tool: { "field.path": rule } }') },
+      )
+      .refine(
+        (tools) => Object.keys(tools).length > 0,
+        'arg_constraints must not be empty (leave it out instead)',
+      )
+      .optional(),
+    expected_order: z
+      .array(z.tuple([toolName, toolName], { error: 'expected a [before, after] pair of tool names' }), {
+        error: 'expected a list of [before, after] pairs',
+      })
+      .min(1, 'expected_order must not be empty (leave it out instead)')
+      .refine((pairs) => pairs.every(([a, b]) => a !== b), 'a [before, after] pair needs two different tools')
+      .optional(),
+    weights: z
+      .strictObject({
+        tool_selection: num.pipe(z.number().min(0)).optional(),
+        arguments: num.pipe(z.number().min(0)).optional(),
+        order: num.pipe(z.number().min(0)).optional(),
+        call_budget: num.pipe(z.number().min(0)).optional(),
+      })
+      .refine((w) => {
+        const sum = Object.values({ ...DEFAULT_WEIGHTS, ...w }).reduce((a, b) => a + b, 0);
+        return Math.abs(sum - 1) < 1e-9;
+      }, 'weights must sum to 1 (missing weights take their defaults 0.35/0.35/0.15/0.15)')
+      .optional(),
+    pass_threshold: num.pipe(z.number().min(0).max(1)).optional(),
+    scope: z.enum(['self', 'members']).optional(),
+    risk: z.enum(['low', 'medium', 'high', 'critical']).optional(),
+    intent: z.string().optional(),
+    order: z.enum(['exact', 'in_order', 'any_order']).optional(),
+    max_repeats: num.pipe(z.number().int().min(1)).optional(),
+    sampling: z.strictObject({ ratio: num.pipe(z.number().min(0).max(1)) }).optional(),
+  })
+  .superRefine((config, ctx) => {
+    if (config.order && !config.expected_tools) {
+      ctx.addIssue({ code: 'custom', path: ['order'], message: 'order needs expected_tools' });
+    }
+    const forbidden = new Set(config.forbidden_tools ?? []);
+    for (const [i, t] of (config.expected_tools ?? []).entries()) {
+      if (forbidden.has(t)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['expected_tools', i],
+          message: `${t} is both expected and forbidden`,
+        });
+      }
+    }
+  });
+
+export type TrajectoryConfig = z.infer<typeof trajectoryConfigSchema>;
+
+/** Build the scorer from a parsed policy entry. */
+export function trajectoryFromConfig(config: TrajectoryConfig): SyncScorer {
+  const w = config.weights;
+  return trajectory({
+    name: config.name,
+    expectedTools: config.expected_tools,
+    forbiddenTools: config.forbidden_tools,
+    maxCalls: config.max_calls,
+    argConstraints: config.arg_constraints as Record<string, Record<string, ArgRule>> | undefined,
+    expectedOrder: config.expected_order,
+    weights: w && {
+      toolSelection: w.tool_selection,
+      arguments: w.arguments,
+      order: w.order,
+      callBudget: w.call_budget,
+    },
+    passThreshold: config.pass_threshold,
+    scope: config.scope,
+    risk: config.risk,
+    intent: config.intent,
+    order: config.order,
+    maxRepeats: config.max_repeats,
+    sampling: config.sampling,
+  });
+}
+
+/** What live misuse detection needs from a trajectory scorer. */
+export interface TrajectoryLimits {
+  forbidden: Set<string>;
+  expected: Set<string>;
+  maxCalls?: number;
+  maxRepeats?: number;
+}
+
+const limitsByScorer = new WeakMap<Scorer, TrajectoryLimits>();
+
+/** The live-checkable limits of a scorer built by `trajectory`, or undefined for any other scorer. */
+export function trajectoryLimits(scorer: Scorer): TrajectoryLimits | undefined {
+  const limits = limitsByScorer.get(scorer);
+  if (!limits) return undefined;
+  return {
+    forbidden: new Set(limits.forbidden),
+    expected: new Set(limits.expected),
+    ...(limits.maxCalls !== undefined ? { maxCalls: limits.maxCalls } : {}),
+    ...(limits.maxRepeats !== undefined ? { maxRepeats: limits.maxRepeats } : {}),
+  };
+}
+
+export interface TrajectoryError {
+  code:
+    | 'missing_tool'
+    | 'forbidden_tool'
+    | 'call_budget_exceeded'
+    | 'arg_mismatch'
+    | 'order_violation'
+    | 'repeated_call';
+  tool?: string;
+  field?: string;
+  message: string;
+}
+
+interface CompiledField {
+  path: string;
+  rule: ArgRule;
+  regex?: SafeRegex;
+}
+
+export function trajectory(options: TrajectoryOptions): SyncScorer {
+  const w = options.weights;
+  const raw: Record<string, unknown> = {
+    kind: TRAJECTORY_KIND,
+    name: options.name,
+    expected_tools: options.expectedTools,
+    forbidden_tools: options.forbiddenTools,
+    max_calls: options.maxCalls,
+    arg_constraints: options.argConstraints,
+    expected_order: options.expectedOrder,
+    weights: w && {
+      tool_selection: w.toolSelection,
+      arguments: w.arguments,
+      order: w.order,
+      call_budget: w.callBudget,
+    },
+    pass_threshold: options.passThreshold,
+    scope: options.scope,
+    risk: options.risk,
+    intent: options.intent,
+    order: options.order,
+    max_repeats: options.maxRepeats,
+    sampling: options.sampling,
+  };
+  for (const key of Object.keys(raw)) if (raw[key] === undefined) delete raw[key];
+  const weightsRaw = raw.weights as Record<string, unknown> | undefined;
+  if (weightsRaw)
+    for (const key of Object.keys(weightsRaw)) if (weightsRaw[key] === undefined) delete weightsRaw[key];
+  // Code-defined scorers get the same checks as policy files (unsafe patterns above all).
+  const parsed = trajectoryConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new Error(
+      `invalid trajectory options: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+    );
+  }
+  const cfg = parsed.data;
+
+  const expectedTools = cfg.expected_tools ?? [];
+  const forbiddenTools = cfg.forbidden_tools ?? [];
+  const weights = { ...DEFAULT_WEIGHTS, ...cfg.weights };
+  const passThreshold = cfg.pass_threshold ?? DEFAULT_PASS_THRESHOLD;
+  const scope: Scope = cfg.scope ?? 'members';
+  const argConstraints = unwrapFloats(cfg.arg_constraints ?? {}) as Record<string, Record<string, ArgRule>>;
+  const expectedOrder = cfg.expected_order ?? [];
+  const name = cfg.name ?? TRAJECTORY_KIND;
+
+  const config: Record<string, unknown> = {
+    kind: TRAJECTORY_KIND,
+    expected_tools: [...expectedTools],
+    forbidden_tools: [...forbiddenTools],
+    ...(cfg.max_calls !== undefined ? { max_calls: cfg.max_calls } : {}),
+    arg_constraints: argConstraints,
+    expected_order: expectedOrder.map(([a, b]) => [a, b]),
+    weights,
+    pass_threshold: passThreshold,
+    scope,
+    ...(cfg.risk !== undefined ? { risk: cfg.risk } : {}),
+    ...(cfg.intent !== undefined ? { intent: cfg.intent } : {}),
+    ...(cfg.order !== undefined ? { order: cfg.order } : {}),
+    ...(cfg.max_repeats !== undefined ? { max_repeats: cfg.max_repeats } : {}),
+  };
+  // Floats are digested as floats, so `pass_threshold: 1` and `1.0` are the same config.
+  const digest = configDigest({
+    ...config,
+    weights: Object.fromEntries(Object.entries(weights).map(([k, v]) => [k, new PyFloat(v)])),
+    pass_threshold: new PyFloat(passThreshold),
+  });
+
+  const compiled = new Map<string, CompiledField[]>();
+  for (const [tool, fields] of Object.entries(argConstraints)) {
+    compiled.set(
+      tool,
+      Object.entries(fields).map(([path, rule]) => ({
+        path,
+        rule,
+        ...(typeof rule.matches === 'string' ? { regex: compileSafeRegex(rule.matches) } : {}),
+      })),
+    );
+  }
+
+  const uniqueExpected = [...new Set(expectedTools)];
+  const uniqueForbidden = [...new Set(forbiddenTools)];
+
+  const evaluate = (run: AgentRun, context?: ScoreContext): ScorerResult => {
+    const redact = context?.redact?.values === true;
+    const calls = collectCalls(run, scope);
+    const byName = new Map<string, ToolExecution[]>();
+    for (const call of calls) {
+      const list = byName.get(call.name);
+      if (list) list.push(call);
+      else byName.set(call.name, [call]);
+    }
+    const firstIndex = new Map<string, number>();
+    for (let i = 0; i < calls.length; i++) {
+      const c = calls[i]!;
+      if (!firstIndex.has(c.name)) firstIndex.set(c.name, i);
+    }
+    const errors: TrajectoryError[] = [];
+
+    // 1. missing expected tools
+    for (const tool of uniqueExpected) {
+      if (!byName.has(tool))
+        errors.push({ code: 'missing_tool', tool, message: `expected tool ${tool} was not called` });
+    }
+    // 2. forbidden tools, executed in any status or only requested
+    let forbiddenCalled = false;
+    for (const tool of uniqueForbidden) {
+      const list = byName.get(tool);
+      if (!list) continue;
+      forbiddenCalled = true;
+      let executed = 0;
+      for (const c of list) if (!c.requestOnly) executed++;
+      const message =
+        executed > 0
+          ? `forbidden tool ${tool} was executed (${plural(executed, 'call')})`
+          : `forbidden tool ${tool} was requested but not executed (${plural(list.length, 'request')})`;
+      errors.push({ code: 'forbidden_tool', tool, message });
+    }
+    // 3. call budget
+    let budgetPass = true;
+    if (cfg.max_calls !== undefined && calls.length > cfg.max_calls) {
+      budgetPass = false;
+      errors.push({
+        code: 'call_budget_exceeded',
+        message: `${plural(calls.length, 'call')}, more than max_calls ${cfg.max_calls}`,
+      });
+    }
+    // Loop detection: identical name and arguments more than max_repeats times.
+    if (cfg.max_repeats !== undefined) {
+      const counts = new Map<string, { tool: string; n: number }>();
+      for (const call of calls) {
+        // A tool called at most max_repeats times cannot repeat too often: skip its arguments.
+        if (byName.get(call.name)!.length <= cfg.max_repeats) continue;
+        const key = call.name + '\u0000' + argsKey(call);
+        const entry = counts.get(key);
+        if (entry) entry.n++;
+        else counts.set(key, { tool: call.name, n: 1 });
+      }
+      for (const { tool, n } of counts.values()) {
+        if (n > cfg.max_repeats) {
+          budgetPass = false;
+          errors.push({
+            code: 'repeated_call',
+            tool,
+            message: `${tool} was called ${n} times with identical arguments (max_repeats ${cfg.max_repeats})`,
+          });
+        }
+      }
+    }
+    // 4. argument rules on each constrained tool's first call
+    let checks = 0;
+    let passedChecks = 0;
+    for (const [tool, fields] of compiled) {
+      const first = byName.get(tool)?.[0];
+      if (!first) continue;
+      for (const field of fields) {
+        checks++;
+        const failure = checkField(first.args, field, redact);
+        if (failure === undefined) passedChecks++;
+        else
+          errors.push({
+            code: 'arg_mismatch',
+            tool,
+            field: field.path,
+            message: `${tool}.${field.path} ${failure}`,
+          });
+      }
+    }
+    // 5. [before, after] pairs on first calls
+    let orderPass = true;
+    for (const [before, after] of expectedOrder) {
+      const b = firstIndex.get(before);
+      const a = firstIndex.get(after);
+      if (a !== undefined && b !== undefined && a < b) {
+        orderPass = false;
+        errors.push({
+          code: 'order_violation',
+          tool: after,
+          message: `${after} was first called before ${before}`,
+        });
+      }
+    }
+    if (cfg.order !== undefined && !orderHolds(cfg.order, namesOf(calls), expectedTools)) {
+      const names = namesOf(calls);
+      orderPass = false;
+      const how = { exact: 'exactly', in_order: 'in order', any_order: 'all present' }[cfg.order];
+      errors.push({
+        code: 'order_violation',
+        message: `calls [${listPreview(names)}] do not match expected_tools [${listPreview(expectedTools)}] ${how}`,
+      });
+    }
+
+    // 6. components and score
+    let toolSelectionPass = !forbiddenCalled;
+    for (const t of uniqueExpected) if (!byName.has(t)) toolSelectionPass = false;
+    const argAccuracy = checks === 0 ? 1 : passedChecks / checks;
+    const weighted =
+      weights.tool_selection * (toolSelectionPass ? 1 : 0) +
+      weights.arguments * argAccuracy +
+      weights.order * (orderPass ? 1 : 0) +
+      weights.call_budget * (budgetPass ? 1 : 0);
+    const score = Math.min(1, Math.max(0, roundHalfEven(weighted, 4)));
+    const passed = score >= passThreshold && errors.length === 0;
+
+    let precision: number | null = null;
+    let recall: number | null = null;
+    if (cfg.expected_tools) {
+      const expectedCounts = countNames(expectedTools);
+      let overlap = 0;
+      for (const [tool, n] of expectedCounts) overlap += Math.min(n, byName.get(tool)?.length ?? 0);
+      precision = calls.length === 0 ? 0 : roundHalfEven(overlap / calls.length, 4);
+      recall = roundHalfEven(overlap / expectedTools.length, 4);
+    }
+
+    const perTool: Record<string, unknown> = {};
+    for (const tool of uniqueExpected) {
+      const list = byName.get(tool) ?? [];
+      const fields = compiled.get(tool) ?? NO_FIELDS;
+      let clean = 0;
+      let finalSuccess = false;
+      for (const c of list) {
+        if (c.status !== 'ok') continue;
+        clean++;
+        if (!finalSuccess && isCorrect(c, fields)) finalSuccess = true;
+      }
+      perTool[tool] = {
+        calls: list.length,
+        clean,
+        first_call_correct: list.length > 0 && isCorrect(list[0]!, fields),
+        final_success: finalSuccess,
+        retries: Math.max(0, list.length - 1),
+      };
+    }
+
+    return {
+      scorer: name,
+      kind: TRAJECTORY_KIND,
+      passed,
+      score,
+      label: passed ? 'pass' : 'fail',
+      reason: errors.length > 0 ? reasonOf(errors) : passed ? null : `score ${score} < ${passThreshold}`,
+      digest,
+      detail: {
+        score,
+        passed,
+        tool_selection_pass: toolSelectionPass,
+        arg_accuracy: roundHalfEven(argAccuracy, 4),
+        order_pass: orderPass,
+        call_budget_pass: budgetPass,
+        errors,
+        calls: calls.length,
+        precision,
+        recall,
+        per_tool: perTool,
+      },
+    };
+  };
+
+  const scorer: SyncScorer = {
+    name,
+    kind: TRAJECTORY_KIND,
+    digest,
+    async: false,
+    ...(cfg.sampling ? { sampling: { ratio: cfg.sampling.ratio } } : {}),
+    config,
+    ...(cfg.risk !== undefined || cfg.intent !== undefined
+      ? {
+          tags: {
+            ...(cfg.risk ? { risk: cfg.risk } : {}),
+            ...(cfg.intent !== undefined ? { intent: cfg.intent } : {}),
+          },
+        }
+      : {}),
+    score(run: AgentRun, context?: ScoreContext): ScorerResult {
+      try {
+        return evaluate(run, context);
+      } catch (e) {
+        return errorResult({ name, kind: TRAJECTORY_KIND, digest }, e);
+      }
+    },
+  };
+  limitsByScorer.set(scorer, {
+    forbidden: new Set(forbiddenTools),
+    expected: new Set(expectedTools),
+    ...(cfg.max_calls !== undefined ? { maxCalls: cfg.max_calls } : {}),
+    ...(cfg.max_repeats !== undefined ? { maxRepeats: cfg.max_repeats } : {}),
+  });
+  return scorer;
+}
+
+/** The run's calls (`self`), or the run's then each nested run's, depth-first pre-order (`members`). */
+const NO_FIELDS: CompiledField[] = [];
+
+function isCorrect(c: ToolExecution, fields: readonly CompiledField[]): boolean {
+  if (c.status !== 'ok') return false;
+  for (const f of fields) if (checkField(c.args, f, true) !== undefined) return false;
+  return true;
+}
+
+function namesOf(calls: readonly ToolExecution[]): string[] {
+  const names: string[] = new Array(calls.length);
+  for (let i = 0; i < calls.length; i++) names[i] = calls[i]!.name;
+  return names;
+}
+
+export function collectCalls(run: AgentRun, scope: Scope): ToolExecution[] {
+  if (scope === 'self') return run.calls;
+  const out: ToolExecution[] = [];
+  const stack: AgentRun[] = [run];
+  while (stack.length > 0) {
+    const r = stack.pop()!;
+    for (const c of r.calls) out.push(c);
+    for (let i = r.children.length - 1; i >= 0; i--) stack.push(r.children[i]!);
+  }
+  return out;
+}
+
+function orderHolds(order: TrajectoryOrder, names: readonly string[], expected: readonly string[]): boolean {
+  if (order === 'exact') return names.length === expected.length && names.every((n, i) => n === expected[i]);
+  if (order === 'in_order') {
+    let j = 0;
+    for (let i = 0; i < names.length && j < expected.length; i++) if (names[i] === expected[j]) j++;
+    return j === expected.length;
+  }
+  const called = countNames(names);
+  for (const [tool, n] of countNames(expected)) if ((called.get(tool) ?? 0) < n) return false;
+  return true;
+}
+
+function countNames(names: readonly string[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const n of names) counts.set(n, (counts.get(n) ?? 0) + 1);
+  return counts;
+}
+
+function argsKey(call: ToolExecution): string {
+  if (call.args !== undefined) return canonicalArgs(call.args);
+  return call.argsRaw !== undefined ? 'raw:' + call.argsRaw : 'none';
+}
+
+const REASON_ERRORS = 10;
+
+/** The first errors' messages; `detail.errors` keeps them all. */
+function reasonOf(errors: readonly TrajectoryError[]): string {
+  const shown = errors.slice(0, REASON_ERRORS).map((e) => e.message);
+  if (errors.length > REASON_ERRORS) shown.push(`… (${errors.length - REASON_ERRORS} more errors)`);
+  return shown.join('; ');
+}
+
+const LIST_PREVIEW = 20;
+
+/** Names joined for a message, bounded for runs with thousands of calls. */
+export function listPreview(names: readonly string[]): string {
+  if (names.length <= LIST_PREVIEW) return names.join(', ');
+  return `${names.slice(0, LIST_PREVIEW).join(', ')}, … (${names.length - LIST_PREVIEW} more)`;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+type Lookup = { found: true; value: unknown } | { found: false };
+
+/** A dotted path into the arguments; numeric segments index arrays; a literal dotted key wins. */
+function lookup(args: unknown, path: string): Lookup {
+  if (!isRecord(args)) return { found: false };
+  if (Object.hasOwn(args, path)) return { found: true, value: args[path] };
+  let current: unknown = args;
+  for (const segment of path.split('.')) {
+    if (Array.isArray(current) && /^\d+$/.test(segment)) {
+      const index = Number(segment);
+      if (index >= current.length) return { found: false };
+      current = current[index];
+    } else if (isRecord(current) && Object.hasOwn(current, segment)) {
+      current = current[segment];
+    } else {
+      return { found: false };
+    }
+  }
+  return { found: true, value: current };
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Why the field fails its rule (text after `tool.path`), or undefined when it holds. */
+function checkField(args: unknown, field: CompiledField, redact: boolean): string | undefined {
+  const found = lookup(args, field.path);
+  const value = found.found ? found.value : undefined;
+  const rule = field.rule;
+  for (const key of RULE_KEYS) {
+    if (!Object.hasOwn(rule, key)) continue;
+    const expected = rule[key as RuleKey];
+    let ok: boolean;
+    switch (key) {
+      case 'equals':
+        ok = pythonEquals(value ?? null, expected ?? null);
+        break;
+      case 'not_equals':
+        ok = !pythonEquals(value ?? null, expected ?? null);
+        break;
+      case 'contains':
+        ok = contains(found.found ? value : '', expected);
+        break;
+      case 'in':
+        ok = (expected as unknown[]).some((item) => pythonEquals(value ?? null, item ?? null));
+        break;
+      case 'not_in':
+        ok = !(expected as unknown[]).some((item) => pythonEquals(value ?? null, item ?? null));
+        break;
+      case 'not_null':
+        ok = (value !== undefined && value !== null) === expected;
+        break;
+      case 'exists':
+        ok = found.found === expected;
+        break;
+      case 'matches': {
+        const text =
+          typeof value === 'string' ? value : typeof value === 'number' ? JSON.stringify(value) : undefined;
+        ok = text !== undefined && field.regex!.test(text);
+        break;
+      }
+      default: {
+        const bound = expected as number;
+        ok =
+          typeof value === 'number' &&
+          (key === 'gt'
+            ? value > bound
+            : key === 'gte'
+              ? value >= bound
+              : key === 'lt'
+                ? value < bound
+                : value <= bound);
+      }
+    }
+    if (!ok) {
+      const got = redact ? '' : found.found ? `, got ${preview(value)}` : ', field missing';
+      if (key === 'exists') return `${expected ? 'must exist' : 'must not exist'}${got}`;
+      if (key === 'not_null') return `${expected ? 'must not be null' : 'must be null'}${got}`;
+      if (key === 'matches') return `must match ${redact ? 'its pattern' : JSON.stringify(expected)}${got}`;
+      return `failed ${key}${redact ? '' : ` ${preview(expected)}`}${got}`;
+    }
+  }
+  return undefined;
+}
+
+function contains(container: unknown, item: unknown): boolean {
+  if (typeof container === 'string') return typeof item === 'string' && container.includes(item);
+  if (Array.isArray(container)) return container.some((el) => pythonEquals(el, item));
+  if (isRecord(container)) return typeof item === 'string' && Object.hasOwn(container, item);
+  return false;
+}
+
+const PREVIEW_CHARS = 80;
+
+/** Short JSON-ish text of a value, bounded however large or deep the value is. */
+function preview(value: unknown): string {
+  const text =
+    typeof value === 'string' ? JSON.stringify(value.slice(0, PREVIEW_CHARS + 1)) : canonicalArgs(value);
+  return text.length > PREVIEW_CHARS ? text.slice(0, PREVIEW_CHARS) + '…' : text;
+}
+
+function unwrapFloats(value: unknown): unknown {
+  if (value instanceof PyFloat) return value.value;
+  if (Array.isArray(value)) return value.map(unwrapFloats);
+  if (isRecord(value)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = unwrapFloats(v);
+    return out;
+  }
+  return value;
+}
+
+/**
+ * Python's `round(x, digits)`: the nearest value with `digits` decimals, ties (exact in
+ * binary) to even, so scores equal the seed evaluator's.
+ */
+export function roundHalfEven(x: number, digits: number): number {
+  if (!Number.isFinite(x)) return x;
+  const negative = x < 0;
+  // Fast path, far from a tie: the scaled value's rounding error (< 1e-6 for these magnitudes)
+  // cannot move it across a half, and k / 10**digits is the double nearest to the decimal
+  // (division is correctly rounded), which is what the exact path returns.
+  if (digits >= 0 && digits <= 15 && Number.isInteger(digits)) {
+    const scale = 10 ** digits;
+    const scaled = Math.abs(x) * scale;
+    if (scaled < 1e9) {
+      const floor = Math.floor(scaled);
+      const fraction = scaled - floor;
+      if (Math.abs(fraction - 0.5) > 1e-6) {
+        const k = fraction < 0.5 ? floor : floor + 1;
+        return (negative ? -k : k) / scale;
+      }
+    }
+  }
+  // toFixed(100) is exact for every double ≥ 2**-48, far below any tie that matters here.
+  const exact = Math.abs(x).toFixed(100);
+  const dot = exact.indexOf('.');
+  const kept = exact.slice(0, dot + 1 + digits);
+  const rest = exact.slice(dot + 1 + digits);
+  let up: boolean;
+  if (rest[0]! > '5') up = true;
+  else if (rest[0]! < '5') up = false;
+  else if (/[1-9]/.test(rest.slice(1))) up = true;
+  else up = Number(kept[kept.length - 1]) % 2 === 1;
+  let result = Number(kept);
+  if (up) result = Number((result + 10 ** -digits).toFixed(digits));
+  return negative ? -result : result;
+}
