@@ -42,20 +42,33 @@ export type EvidenceScope = 'members' | 'self';
 export function agnoEvidence(run: AgentRun, scope: EvidenceScope): AgnoEvidence {
   const executions: AgnoExecution[] = [];
   const requestedNames = new Set<string>();
-  const stack: AgentRun[] = [run];
-  const seen = new Set<AgentRun>();
+  collectOwn(run, executions, requestedNames);
+  if (scope === 'members') {
+    const children = run.children ?? [];
+    if (children.length > 0) collectMembers(run, children, executions, requestedNames);
+  }
+  return { executions, requestedNames };
+}
+
+/** The nested runs' evidence after the root's, depth-first pre-order. */
+function collectMembers(
+  root: AgentRun,
+  children: readonly AgentRun[],
+  executions: AgnoExecution[],
+  requestedNames: Set<string>,
+): void {
+  const stack: AgentRun[] = [];
+  for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
+  // A malformed tree (a run listed twice) must not loop or double-count.
+  const seen = new Set<AgentRun>([root]);
   while (stack.length > 0) {
     const node = stack.pop()!;
-    // A malformed tree (a run listed twice) must not loop or double-count.
     if (seen.has(node)) continue;
     seen.add(node);
     collectOwn(node, executions, requestedNames);
-    if (scope === 'members') {
-      const children = node.children ?? [];
-      for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
-    }
+    const nested = node.children ?? [];
+    for (let i = nested.length - 1; i >= 0; i--) stack.push(nested[i]!);
   }
-  return { executions, requestedNames };
 }
 
 function collectOwn(run: AgentRun, executions: AgnoExecution[], requestedNames: Set<string>): void {

@@ -46,7 +46,7 @@ export interface ReliabilityOptions {
 export const REFUSED_ANNOTATION = ' (requested but refused/errored \u2014 execution matching, new in 2.8.0)';
 
 /** agno `ReliabilityResult` fields, snake_case as the verdict JSON carries them. */
-export interface ReliabilityDetail {
+export type ReliabilityDetail = {
   eval_status: 'PASSED' | 'FAILED';
   passed_tool_calls: string[];
   failed_tool_calls: string[];
@@ -54,13 +54,18 @@ export interface ReliabilityDetail {
   missing_tool_calls: string[];
   passed_argument_checks: string[];
   failed_argument_checks: string[];
-}
+};
 
 interface ReliabilityRules {
   expectedToolCalls: readonly string[] | null;
   allowAdditionalToolCalls: boolean;
   expectedToolCallArguments: Record<string, ArgumentSpec | readonly ArgumentSpec[]> | null;
+  /** `expectedToolCalls` as a set, when the caller built it once (the scorer does). */
+  expectedSet?: ReadonlySet<string> | null;
 }
+
+/** Up to this many passed names, a missing tool is looked up in the list, not a set. */
+const SCAN_LIMIT = 16;
 
 /**
  * agno `ReliabilityEval._evaluate` (rules R4–R10 of agno.md) on agno-shaped evidence.
@@ -69,17 +74,8 @@ interface ReliabilityRules {
 export function evaluateReliability(evidence: AgnoEvidence, rules: ReliabilityRules): ReliabilityDetail {
   const { executions, requestedNames } = evidence;
   const expected = rules.expectedToolCalls;
-  const expectedSet = expected === null ? null : new Set(expected);
+  const expectedSet = expected === null ? null : (rules.expectedSet ?? new Set(expected));
   const strict = !rules.allowAdditionalToolCalls;
-
-  // R4
-  const cleanNames = new Set<string>();
-  const attemptedNames = new Set<string>(requestedNames);
-  for (const e of executions) {
-    if (!e.name) continue;
-    attemptedNames.add(e.name);
-    if (!e.error && !e.paused) cleanNames.add(e.name);
-  }
 
   const passed: string[] = [];
   const failed: string[] = [];
@@ -93,7 +89,7 @@ export function evaluateReliability(evidence: AgnoEvidence, rules: ReliabilityRu
   }
 
   // R6: names only requested (refused, unknown tool), once each, sorted, after executions.
-  if (expectedSet !== null) {
+  if (expectedSet !== null && requestedNames.size > 0) {
     const executedNames = new Set(executions.map((e) => e.name));
     const requestOnly = [...requestedNames].filter((n) => !executedNames.has(n)).sort(compareCodePoints);
     for (const name of requestOnly) {
@@ -101,13 +97,19 @@ export function evaluateReliability(evidence: AgnoEvidence, rules: ReliabilityRu
     }
   }
 
-  // R7: in list order, duplicates kept.
+  // R7 (R4's clean and attempted names): in list order, duplicates kept. With expectations,
+  // `passed` holds exactly the expected names that ran cleanly.
   const missing: string[] = [];
-  const missingNames = new Set<string>();
+  const argumentRules = rules.expectedToolCallArguments;
+  const checkArguments = argumentRules !== null && Object.keys(argumentRules).length > 0;
+  const missingNames = checkArguments ? new Set<string>() : undefined;
   if (expected !== null && expected.length > 0) {
+    const cleanNames = passed.length > SCAN_LIMIT ? new Set(passed) : undefined;
+    let attemptedNames: Set<string> | undefined;
     for (const tool of expected) {
-      if (cleanNames.has(tool)) continue;
-      missingNames.add(tool);
+      if (cleanNames ? cleanNames.has(tool) : passed.includes(tool)) continue;
+      missingNames?.add(tool);
+      attemptedNames ??= attempted(evidence);
       missing.push(attemptedNames.has(tool) ? tool + REFUSED_ANNOTATION : tool);
     }
   }
@@ -115,10 +117,9 @@ export function evaluateReliability(evidence: AgnoEvidence, rules: ReliabilityRu
   // R8: once per tool, skipping tools already reported missing.
   const passedArgs: string[] = [];
   const failedArgs: string[] = [];
-  const argumentRules = rules.expectedToolCallArguments;
-  if (argumentRules !== null && Object.keys(argumentRules).length > 0) {
-    for (const [tool, spec] of Object.entries(argumentRules)) {
-      if (missingNames.has(tool)) continue;
+  if (checkArguments) {
+    for (const [tool, spec] of Object.entries(argumentRules!)) {
+      if (missingNames!.has(tool)) continue;
       const specs: readonly unknown[] = Array.isArray(spec) ? spec : [spec];
       const candidates = executions
         .filter((e) => e.name === tool && !e.error && !e.paused)
@@ -146,6 +147,13 @@ export function evaluateReliability(evidence: AgnoEvidence, rules: ReliabilityRu
     passed_argument_checks: passedArgs,
     failed_argument_checks: failedArgs,
   };
+}
+
+/** R4's attempted names: requested, or executed in any state. */
+function attempted(evidence: AgnoEvidence): Set<string> {
+  const names = new Set<string>(evidence.requestedNames);
+  for (const e of evidence.executions) if (e.name) names.add(e.name);
+  return names;
 }
 
 function requireDict(spec: unknown): ArgumentSpec {
@@ -184,10 +192,12 @@ function reliabilityReason(d: ReliabilityDetail): string | null {
  * the eval passes vacuously.
  */
 export function reliability(options: ReliabilityOptions = {}): Scorer {
+  const expectedToolCalls = options.expectedToolCalls == null ? null : [...options.expectedToolCalls];
   const rules: ReliabilityRules = {
-    expectedToolCalls: options.expectedToolCalls == null ? null : [...options.expectedToolCalls],
+    expectedToolCalls,
     allowAdditionalToolCalls: options.allowAdditionalToolCalls ?? false,
     expectedToolCallArguments: clonePythonValue(options.expectedToolCallArguments ?? null),
+    expectedSet: expectedToolCalls === null ? null : new Set(expectedToolCalls),
   };
   const scope: EvidenceScope = options.scope ?? 'members';
   const name = options.name ?? 'reliability';
@@ -208,7 +218,8 @@ export function reliability(options: ReliabilityOptions = {}): Scorer {
       return scoreSafely(identity, () => {
         const detail = evaluateReliability(agnoEvidence(run, scope), rules);
         const passed = detail.eval_status === 'PASSED';
-        return { passed, score: passed ? 1 : 0, reason: reliabilityReason(detail), detail: { ...detail } };
+        // `detail` is built afresh for each run: no copy needed.
+        return { passed, score: passed ? 1 : 0, reason: reliabilityReason(detail), detail };
       });
     },
   };

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { reliability } from '../../src/scorers/reliability.js';
+import { toolCalls } from '../../src/scorers/tool-calls.js';
 import { toolOrder } from '../../src/scorers/tool-order.js';
 import { roundHalfEven, type TrajectoryOptions, trajectory } from '../../src/scorers/trajectory.js';
 import type {
@@ -12,6 +13,7 @@ import type {
   ToolStatus,
 } from '../../src/types.js';
 import { reliability as referenceReliability } from './reference/reliability.js';
+import { toolCalls as referenceToolCalls } from './reference/tool-calls.js';
 import { toolOrder as referenceToolOrder } from './reference/tool-order.js';
 import {
   roundHalfEven as referenceRoundHalfEven,
@@ -30,12 +32,14 @@ const NAMES = ['a', 'b', 'c', 'd', 'e', 'f', ''] as const;
 const nameArb = fc.constantFrom(...NAMES);
 const configNameArb = fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f');
 
+const smallArb = fc.constantFrom<unknown>(0, 1, 2, 1.0, true, false, null, 'A1024', 'a', '');
 const scalarArb = fc.oneof(
   fc.integer({ min: -3, max: 3 }),
   fc.constantFrom(0.5, -0, 1.0, 2.25, 1e21, Number.NaN),
   fc.boolean(),
   fc.constant(null),
   fc.constantFrom('A1024', 'a', 'x.y', '1', 'A12', ''),
+  smallArb,
 );
 const valueArb: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
   value: fc.oneof(
@@ -137,22 +141,24 @@ function buildRun(spec: RunSpec, parent?: AgentRun): AgentRun {
   return run;
 }
 
-const ruleArb = fc.record(
-  {
-    equals: valueArb,
-    not_equals: valueArb,
-    contains: valueArb,
-    in: fc.array(valueArb, { minLength: 1, maxLength: 3 }),
-    not_in: fc.array(valueArb, { minLength: 1, maxLength: 3 }),
-    not_null: fc.boolean(),
-    exists: fc.boolean(),
-    matches: fc.constantFrom('^A\\d+$', 'a', '\\d', 'x\\.y'),
-    gt: fc.integer({ min: -2, max: 2 }),
-    gte: fc.constantFrom(0, 0.5, 1),
-    lt: fc.integer({ min: -2, max: 2 }),
-    lte: fc.constantFrom(0, 0.5, 1),
-  },
-  { requiredKeys: [] },
+const ruleKeyArbs = {
+  equals: smallArb,
+  not_equals: smallArb,
+  contains: smallArb,
+  in: fc.array(smallArb, { minLength: 1, maxLength: 3 }),
+  not_in: fc.array(smallArb, { minLength: 1, maxLength: 3 }),
+  not_null: fc.boolean(),
+  exists: fc.boolean(),
+  matches: fc.constantFrom('^A\\d+$', 'a', '\\d', 'x\\.y'),
+  gt: fc.integer({ min: -2, max: 2 }),
+  gte: fc.constantFrom(0, 0.5, 1),
+  lt: fc.integer({ min: -2, max: 2 }),
+  lte: fc.constantFrom(0, 0.5, 1),
+};
+/** Mostly one key (so rules hold often enough to matter), sometimes several. */
+const ruleArb = fc.oneof(
+  ...Object.entries(ruleKeyArbs).map(([key, arb]) => arb.map((v) => ({ [key]: v }))),
+  fc.record(ruleKeyArbs, { requiredKeys: [] }),
 );
 const pathArb = fc.constantFrom('v', 'w', 'x.y', 'x.0', 'l.1', 'x.y.z', 'order_id', '0', 'x.01');
 
@@ -318,6 +324,68 @@ describe('optimised scorers give the results of their previous implementations',
         for (const spec of runs) expectSameResult(scorers[0], scorers[1], buildRun(spec));
       }),
       { seed: 82, numRuns: 4000 },
+    );
+  });
+
+  it('reliability, on long runs (more passed names than the list scan)', () => {
+    const longCallArb = fc.record({
+      name: fc.constantFrom('a', 'b', 'c', 'd'),
+      status: fc.constantFrom<ToolStatus>('ok', 'ok', 'error', 'paused'),
+      requestOnly: fc.constant(false),
+      args: fc.constant({ v: 1 }),
+      rejected: fc.constant(false),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(longCallArb, { minLength: 10, maxLength: 60 }),
+        fc.array(fc.constantFrom('a', 'b', 'c', 'd', 'e'), { maxLength: 5 }),
+        fc.array(fc.constantFrom('a', 'b', 'c', 'd', 'e'), { maxLength: 4 }),
+        fc.boolean(),
+        (calls, expectedToolCalls, requests, allowAdditionalToolCalls) => {
+          const run = buildRun({ calls, requests, children: [] });
+          const options = {
+            expectedToolCalls,
+            allowAdditionalToolCalls,
+            expectedToolCallArguments: { a: { v: 1 } },
+          };
+          expectSameResult(reliability(options), referenceReliability(options), run);
+        },
+      ),
+      { seed: 84, numRuns: 1500 },
+    );
+  });
+
+  it('tool_calls (agno evidence of the run itself), on random runs and configurations', () => {
+    const specArb = fc.dictionary(fc.constantFrom('v', 'w', 'x', 'order_id'), valueArb, { maxKeys: 2 });
+    const optionsArb = fc.record(
+      {
+        expectedTools: fc.array(configNameArb, { maxLength: 4 }),
+        arguments: fc.oneof(
+          fc.constant(null),
+          fc.dictionary(configNameArb, fc.oneof(specArb, fc.array(specArb, { maxLength: 2 })), {
+            maxKeys: 3,
+          }),
+        ),
+        allowAdditional: fc.boolean(),
+      },
+      { requiredKeys: [] },
+    );
+    fc.assert(
+      fc.property(
+        optionsArb,
+        fc.array(runArb, { minLength: 1, maxLength: 4 }),
+        contextArb,
+        (options, runs, context) => {
+          const o = options as Parameters<typeof toolCalls>[0];
+          const scorers = pair(
+            () => toolCalls(o),
+            () => referenceToolCalls(o),
+          );
+          if (!scorers) return;
+          for (const spec of runs) expectSameResult(scorers[0], scorers[1], buildRun(spec), context);
+        },
+      ),
+      { seed: 85, numRuns: 3000 },
     );
   });
 
