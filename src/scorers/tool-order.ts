@@ -120,6 +120,13 @@ export function toolOrder(options: ToolOrderOptions): SyncScorer {
     order_semantics: orderSemantics,
   };
   const digest = configDigest(config);
+  const how = strictMode
+    ? 'exactly'
+    : orderSemantics === 'mastra'
+      ? 'in order (first occurrences)'
+      : 'in order';
+  // The reason's tail is the same for every run.
+  const orderMismatch = expectedOrder ? `] do not follow [${listPreview(expectedOrder)}] ${how}` : '';
 
   const score = (run: AgentRun): ScorerResult => {
     // Mastra skips invocations without a name; the fallback id is `<message>-<invocation>`,
@@ -145,12 +152,7 @@ export function toolOrder(options: ToolOrderOptions): SyncScorer {
     } else if (expectedOrder && expectedOrder.length > 0) {
       value = correctOrderCalled ? 1 : 0;
       if (!value) {
-        const how = strictMode
-          ? 'exactly'
-          : orderSemantics === 'mastra'
-            ? 'in order (first occurrences)'
-            : 'in order';
-        reason = `calls [${listPreview(actualTools)}] do not follow [${listPreview(expectedOrder)}] ${how}`;
+        reason = `calls [${listPreview(actualTools)}${orderMismatch}`;
       }
     } else if (!expectedTool) {
       value = 0;
@@ -164,17 +166,17 @@ export function toolOrder(options: ToolOrderOptions): SyncScorer {
             : `${expectedTool} was not called`;
       }
     }
-    const detail: Record<string, unknown> = {
-      ...(expectedTool !== undefined ? { expectedTool } : {}),
-      actualTools,
-      strictMode,
-      ...(expectedOrder !== undefined ? { expectedToolOrder: [...expectedOrder] } : {}),
-      hasToolCalls: actualTools.length > 0,
-      correctToolCalled,
-      toolCallInfos,
-      correctOrderCalled,
-      orderSemantics,
-    };
+    // Built key by key (same order) rather than from spread literals: no temporary objects.
+    const detail: Record<string, unknown> = {};
+    if (expectedTool !== undefined) detail.expectedTool = expectedTool;
+    detail.actualTools = actualTools;
+    detail.strictMode = strictMode;
+    if (expectedOrder !== undefined) detail.expectedToolOrder = expectedOrder.slice();
+    detail.hasToolCalls = actualTools.length > 0;
+    detail.correctToolCalled = correctToolCalled;
+    detail.toolCallInfos = toolCallInfos;
+    detail.correctOrderCalled = correctOrderCalled;
+    detail.orderSemantics = orderSemantics;
     return {
       scorer: name,
       kind: TOOL_ORDER_KIND,

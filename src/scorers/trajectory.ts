@@ -381,6 +381,7 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
 
   const uniqueExpected = [...new Set(expectedTools)].map((tool) => ({
     tool,
+    missing: `expected tool ${tool} was not called`,
     slot: slot(tool),
     fields: compiled.get(tool) ?? NO_FIELDS,
     constrainedAt: constrained.findIndex((c) => c.tool === tool),
@@ -388,12 +389,16 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
   const uniqueForbidden = [...new Set(forbiddenTools)].map((tool) => ({ tool, slot: slot(tool) }));
   const expectedCounts = [...countNames(expectedTools)].map(([tool, n]) => ({ slot: slot(tool), n }));
   const orderPairs = expectedOrder.map(([before, after]) => ({
-    before,
     after,
+    violation: `${after} was first called before ${before}`,
     b: slot(before),
     a: slot(after),
   }));
   const slots = slotOf.size;
+  const orderMismatch =
+    cfg.order === undefined
+      ? ''
+      : `] do not match expected_tools [${listPreview(expectedTools)}] ${{ exact: 'exactly', in_order: 'in order', any_order: 'all present' }[cfg.order]}`;
 
   const evaluate = (run: AgentRun, context?: ScoreContext): ScorerResult => {
     const redact = context?.redact?.values === true;
@@ -418,10 +423,10 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
 
     // 1. missing expected tools
     let missingTool = false;
-    for (const { tool, slot } of uniqueExpected) {
+    for (const { tool, slot, missing } of uniqueExpected) {
       if (byTool[slot] === undefined) {
         missingTool = true;
-        errors.push({ code: 'missing_tool', tool, message: `expected tool ${tool} was not called` });
+        errors.push({ code: 'missing_tool', tool, message: missing });
       }
     }
     // 2. forbidden tools, executed in any status or only requested
@@ -499,13 +504,13 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
     }
     // 5. [before, after] pairs on first calls
     let orderPass = true;
-    for (const { before, after, b, a } of orderPairs) {
+    for (const { after, violation, b, a } of orderPairs) {
       if (byTool[a] !== undefined && byTool[b] !== undefined && firstIndex[a]! < firstIndex[b]!) {
         orderPass = false;
         errors.push({
           code: 'order_violation',
           tool: after,
-          message: `${after} was first called before ${before}`,
+          message: violation,
         });
       }
     }
@@ -513,10 +518,9 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
       const names = namesOf(calls);
       if (!orderHolds(cfg.order, names, expectedTools)) {
         orderPass = false;
-        const how = { exact: 'exactly', in_order: 'in order', any_order: 'all present' }[cfg.order];
         errors.push({
           code: 'order_violation',
-          message: `calls [${listPreview(names)}] do not match expected_tools [${listPreview(expectedTools)}] ${how}`,
+          message: `calls [${listPreview(names)}${orderMismatch}`,
         });
       }
     }
@@ -695,9 +699,11 @@ const REASON_ERRORS = 10;
 
 /** The first errors' messages; `detail.errors` keeps them all. */
 function reasonOf(errors: readonly TrajectoryError[]): string {
-  const shown = errors.slice(0, REASON_ERRORS).map((e) => e.message);
-  if (errors.length > REASON_ERRORS) shown.push(`… (${errors.length - REASON_ERRORS} more errors)`);
-  return shown.join('; ');
+  let reason = errors[0]!.message;
+  const shown = Math.min(errors.length, REASON_ERRORS);
+  for (let i = 1; i < shown; i++) reason += '; ' + errors[i]!.message;
+  if (errors.length > REASON_ERRORS) reason += `; … (${errors.length - REASON_ERRORS} more errors)`;
+  return reason;
 }
 
 const LIST_PREVIEW = 20;

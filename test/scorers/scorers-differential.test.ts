@@ -265,6 +265,26 @@ describe('optimised scorers give the results of their previous implementations',
     );
   });
 
+  it('trajectory, with more errors than the reason shows', () => {
+    const fields = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`p${i}`, { equals: i }]));
+    const options: TrajectoryOptions = {
+      expectedTools: ['a', 'b', 'c', 'd'],
+      forbiddenTools: ['e', 'f'],
+      argConstraints: { x: fields },
+      order: 'exact',
+    };
+    for (const n of [0, 1, 3, 6, 8]) {
+      const args = Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${i}`, i]));
+      const calls = ['e', 'f', 'x'].map(
+        (name): CallSpec => ({ name, status: 'ok', requestOnly: false, args, rejected: false }),
+      );
+      const run = buildRun({ calls, requests: [], children: [] });
+      for (const context of [undefined, { redact: { values: true } } as ScoreContext]) {
+        expectSameResult(trajectory(options), referenceTrajectory(options), run, context);
+      }
+    }
+  });
+
   it('roundHalfEven, on ties, integers, -0 and the values scores take', () => {
     const values = [
       0,
