@@ -82,9 +82,10 @@ export function skippedEvaluation(
  */
 export function evaluateRunSync(run: AgentRun, rule: Rule, policy: Policy): RunEvaluation {
   const results: ScorerResult[] = [];
-  const judges: Scorer[] = [];
+  let judges: Scorer[] | undefined;
   for (const scorer of rule.scorers) {
     if (scorer.async) {
+      if (judges === undefined) judges = [];
       judges.push(scorer);
       continue;
     }
@@ -95,10 +96,34 @@ export function evaluateRunSync(run: AgentRun, rule: Rule, policy: Policy): RunE
     results.push(runSync(scorer, run, policy));
   }
 
-  const failed = results.some((r) => r.label === 'fail' || r.label === 'error');
-  const escalateOn = policy.judge.escalateOn;
   const pending: Scorer[] = [];
   const reasons: RunEvaluation['reasons'] = {};
+  if (judges !== undefined) decideJudges(run, policy, judges, results, pending, reasons);
+
+  const verdict: Verdict = {
+    trace_id: run.traceId,
+    span_id: run.spanId,
+    agent: run.agent,
+    rule: rule.name,
+    passed: allPassed(results),
+    policy_digest: policy.digest,
+    sampled: isSampled(run.traceId, policy.sampling.ratio),
+    results: orderByRule(results, rule),
+  };
+  return { verdict, pending, reasons };
+}
+
+/** Which judges run (into `pending`, with their reason) and which are `skipped: sampled_out`. */
+function decideJudges(
+  run: AgentRun,
+  policy: Policy,
+  judges: readonly Scorer[],
+  results: ScorerResult[],
+  pending: Scorer[],
+  reasons: RunEvaluation['reasons'],
+): void {
+  const failed = results.some((r) => r.label === 'fail' || r.label === 'error');
+  const escalateOn = policy.judge.escalateOn;
   for (const judge of judges) {
     const reason = isSampled(run.traceId, effectiveRatio(judge, policy))
       ? 'sampled'
@@ -114,18 +139,6 @@ export function evaluateRunSync(run: AgentRun, rule: Rule, policy: Policy): RunE
       results.push(skippedResult(judge, 'sampled_out'));
     }
   }
-
-  const verdict: Verdict = {
-    trace_id: run.traceId,
-    span_id: run.spanId,
-    agent: run.agent,
-    rule: rule.name,
-    passed: allPassed(results),
-    policy_digest: policy.digest,
-    sampled: isSampled(run.traceId, policy.sampling.ratio),
-    results: orderByRule(results, rule),
-  };
-  return { verdict, pending, reasons };
 }
 
 /**
@@ -217,7 +230,8 @@ function runSync(scorer: Scorer, run: AgentRun, policy: Policy): ScorerResult {
   }
 }
 
-const LABELS: ReadonlySet<unknown> = new Set(['pass', 'fail', 'error', 'skipped']);
+const isLabel = (label: unknown): boolean =>
+  label === 'pass' || label === 'fail' || label === 'error' || label === 'skipped';
 
 /**
  * A scorer's result as emitted, or an `error` result saying what was wrong with it: custom
@@ -232,7 +246,7 @@ export function validResult(scorer: Scorer, result: ScorerResult | null | undefi
 
 function resultProblem(result: ScorerResult | null | undefined): string | undefined {
   if (result === null || typeof result !== 'object') return `expected a result object, got ${String(result)}`;
-  if (!LABELS.has(result.label))
+  if (!isLabel(result.label))
     return `label ${JSON.stringify(result.label)} is not pass, fail, error or skipped`;
   if (typeof result.score !== 'number' || !(result.score >= 0 && result.score <= 1))
     return `score ${String(result.score)} is not a number in [0, 1]`;
