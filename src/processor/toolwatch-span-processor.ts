@@ -782,7 +782,29 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     }
     this._buffer.hold(state, entry);
     state.openCount++;
+    if (entry.needed && entry.agent !== undefined) this._adoptWaitingChildren(state, entry);
     return entry;
+  }
+
+  /**
+   * Held spans that could not find `entry` when they started (their context held only its span
+   * context) reach their agent through it now: their live checks run now, late but not lost.
+   * A rare path, so a scan of the trace's held spans.
+   */
+  private _adoptWaitingChildren(state: TraceState, entry: SpanEntry): void {
+    for (const child of state.spans.values()) {
+      if (child.parentId !== entry.spanId || child.parent !== undefined || child === entry) continue;
+      child.parent = entry;
+      child.agent = entry.agent;
+      // An open child keeps its new parent, and so its agent, active until it ends.
+      if (child.open) childStarted(entry);
+      if (child.role !== SpanRole.TOOL || !this._live.enabled) continue;
+      // Name and attributes are all the live checks read: the converted view serves once the span is let go.
+      const view = (child.span ?? child.like) as ReadableSpan | undefined;
+      if (view === undefined) continue;
+      this._live.toolStarted(state.traceId, child.agent, view, child.spanId);
+      if (!child.open) this._live.toolEnded(state.traceId, child.agent, view, child.spanId);
+    }
   }
 
   /** Whether the ending of this span is when runs get judged. */

@@ -263,28 +263,42 @@ describe('ToolwatchSpanProcessor', () => {
     // In-process propagation (`trace.setSpanContext`, an extract without a remote flag) hands
     // the child a context holding the parent's span context only, not the span object.
     it('links a tool whose context carries only its unheld ordinary parent’s span context', async () => {
-      const verdicts: Verdict[] = [];
-      const p = pipeline({
-        policy: policyOf([{ scorers: [trajectory({ forbiddenTools: ['drop_table'] })] }]),
-        onVerdict: (v) => verdicts.push(v),
-      });
-      const agent = startAgent(p.tracer, 'clerk');
-      const http = startPlain(p.tracer, 'POST /worker', agent);
-      const onlyContext = trace.setSpanContext(context.active(), http.spanContext());
-      p.tracer
-        .startSpan(
+      for (const toolEndsFirst of [true, false]) {
+        const verdicts: Verdict[] = [];
+        const misuses: MisuseEvent[] = [];
+        const p = pipeline({
+          policy: policyOf([{ scorers: [trajectory({ forbiddenTools: ['drop_table'] })] }]),
+          onVerdict: (v) => verdicts.push(v),
+          onMisuse: (m) => misuses.push(m),
+        });
+        const agent = startAgent(p.tracer, 'clerk');
+        const http = startPlain(p.tracer, 'POST /worker', agent);
+        const onlyContext = trace.setSpanContext(context.active(), http.spanContext());
+        const drop = p.tracer.startSpan(
           'execute_tool drop_table',
           { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'drop_table' } },
           onlyContext,
-        )
-        .end();
-      http.end();
-      agent.end();
-      expect(verdicts.map((v) => [v.passed, v.results.map((r) => r.reason)])).toEqual([
-        [false, ['forbidden tool drop_table was executed (1 call)']],
-      ]);
-      expect(p.processor['_buffer'].size).toBe(0);
-      await p.provider.shutdown();
+        );
+        // Its agent is not known yet: the live checks wait for the parent to be held.
+        expect(misuses).toHaveLength(0);
+        if (toolEndsFirst) drop.end();
+        http.end();
+        expect(misuses.map((m) => [m.kind, m.tool])).toEqual([['forbidden', 'drop_table']]);
+        if (!toolEndsFirst) {
+          agent.end();
+          // The agent ended with the tool still open below it: judged once the tool ends.
+          expect(verdicts).toHaveLength(0);
+          drop.end();
+        } else {
+          agent.end();
+        }
+        await p.flush();
+        expect(verdicts.map((v) => [v.passed, v.results.map((r) => r.reason)])).toEqual([
+          [false, ['forbidden tool drop_table was executed (1 call)']],
+        ]);
+        expect(p.processor['_buffer'].size).toBe(0);
+        await p.provider.shutdown();
+      }
     });
 
     // Work an HTTP handler left running calls a tool after the handler's span ended.
