@@ -132,8 +132,9 @@ function integer(v: unknown, path: string): bigint {
   throw new Error(`${path}: expected an integer`);
 }
 
+/** A uint32 count; anything else (not a whole number, beyond 32 bits) is left out as unset. */
 function uint(w: ProtoWriter, field: number, v: unknown): void {
-  if (typeof v === 'number' && Number.isInteger(v) && v > 0) w.tag(field, 0).uint(v);
+  if (typeof v === 'number' && Number.isInteger(v) && v > 0 && v <= 0xffffffff) w.tag(field, 0).uint(v);
 }
 
 function fixed(w: ProtoWriter, field: number, v: unknown, path: string): void {
@@ -160,7 +161,9 @@ function enumValue(
 ): void {
   if (v === undefined || v === null) return;
   const n = typeof v === 'string' && v in names ? names[v]! : Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${path}: unknown value ${JSON.stringify(v)}`);
+  // Protobuf enums are int32: a larger whole number would encode as an invalid varint.
+  if (!Number.isInteger(n) || n < 0 || n > 0x7fffffff)
+    throw new Error(`${path}: unknown value ${JSON.stringify(v)}`);
   if (n !== 0) w.tag(field, 0).uint(n);
 }
 

@@ -96,6 +96,22 @@ describe('OTLP decoders under random and mutated input', () => {
     );
   });
 
+  // Found by the property below (seed -1423250148): 1.18e21 is a whole double, and a protobuf
+  // enum is int32, so it was written as a varint no reader accepts.
+  it('a whole number beyond an enum’s int32 range is refused with its path', () => {
+    const request = (kind: unknown) => ({
+      resourceSpans: [
+        { scopeSpans: [{ spans: [{ traceId: '0'.repeat(32), spanId: '0'.repeat(16), kind }] }] },
+      ],
+    });
+    for (const kind of [1.1805916207174113e21, 2 ** 31]) {
+      expect(() => otlpProtobufFromJson(request(kind))).toThrow(
+        /^\$\.resourceSpans\[0\]\.scopeSpans\[0\]\.spans\[0\]\.kind: unknown value/,
+      );
+    }
+    expect(() => splitTraceRequest(otlpProtobufFromJson(request(2 ** 31 - 1)))).not.toThrow();
+  });
+
   it('OTLP/JSON shaped input with random leaves: encodes or names the bad path', () => {
     const leaf = fc.oneof(fc.string(), fc.integer(), fc.double(), fc.boolean(), fc.constant(null), hex(24));
     const span = fc.record(
