@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { agnoEvidence } from '../../src/scorers/agno-evidence.js';
 import { reliability } from '../../src/scorers/reliability.js';
-import { toolCalls } from '../../src/scorers/tool-calls.js';
 import { toolOrder } from '../../src/scorers/tool-order.js';
 import { roundHalfEven, type TrajectoryOptions, trajectory } from '../../src/scorers/trajectory.js';
 import type {
@@ -12,8 +12,8 @@ import type {
   ToolRequest,
   ToolStatus,
 } from '../../src/types.js';
+import { agnoEvidence as referenceAgnoEvidence } from './reference/agno-evidence.js';
 import { reliability as referenceReliability } from './reference/reliability.js';
-import { toolCalls as referenceToolCalls } from './reference/tool-calls.js';
 import { toolOrder as referenceToolOrder } from './reference/tool-order.js';
 import {
   roundHalfEven as referenceRoundHalfEven,
@@ -375,34 +375,21 @@ describe('optimised scorers give the results of their previous implementations',
     );
   });
 
-  it('tool_calls (agno evidence of the run itself), on random runs and configurations', () => {
-    const specArb = fc.dictionary(fc.constantFrom('v', 'w', 'x', 'order_id'), valueArb, { maxKeys: 2 });
-    const optionsArb = fc.record(
-      {
-        expectedTools: fc.array(configNameArb, { maxLength: 4 }),
-        arguments: fc.oneof(
-          fc.constant(null),
-          fc.dictionary(configNameArb, fc.oneof(specArb, fc.array(specArb, { maxLength: 2 })), {
-            maxKeys: 3,
-          }),
-        ),
-        allowAdditional: fc.boolean(),
-      },
-      { requiredKeys: [] },
-    );
+  // tool_calls and reliability read a run through agno evidence, the one part of tool_calls
+  // that changed: compared directly rather than through a copy of the whole scorer.
+  it('agno evidence, on random nested runs, for the run itself and with its members', () => {
     fc.assert(
       fc.property(
-        optionsArb,
         fc.array(runArb, { minLength: 1, maxLength: 4 }),
-        contextArb,
-        (options, runs, context) => {
-          const o = options as Parameters<typeof toolCalls>[0];
-          const scorers = pair(
-            () => toolCalls(o),
-            () => referenceToolCalls(o),
-          );
-          if (!scorers) return;
-          for (const spec of runs) expectSameResult(scorers[0], scorers[1], buildRun(spec), context);
+        fc.constantFrom('self' as const, 'members' as const),
+        (runs, scope) => {
+          for (const spec of runs) {
+            const run = buildRun(spec);
+            const got = agnoEvidence(run, scope);
+            const want = referenceAgnoEvidence(run, scope);
+            expect(got.executions).toStrictEqual(want.executions);
+            expect([...got.requestedNames]).toEqual([...want.requestedNames]);
+          }
         },
       ),
       { seed: 85, numRuns: 3000 },

@@ -2,7 +2,7 @@
 // scorers-differential.test.ts: the optimised code must give byte-identical results.
 
 import type { AgentRun, ToolExecution } from '../../../src/types.js';
-import { pythonEquals } from './python-equals.js';
+import { pythonEquals } from '../../../src/util/python-equals.js';
 
 /** One agno `ToolExecution`, as the two agno scorers read it. */
 export interface AgnoExecution {

@@ -4,6 +4,7 @@
 import type { JudgeLimiter } from '../../../src/evaluation/judge-limiter.js';
 import { matchRules, runIdentity } from '../../../src/evaluation/match-rules.js';
 import { isSampled } from '../../../src/evaluation/sampling.js';
+import { errorResult } from '../../../src/scorers/scorer-result.js';
 import type {
   AgentRun,
   JudgeFunction,
@@ -13,7 +14,6 @@ import type {
   ScorerResult,
   Verdict,
 } from '../../../src/types.js';
-import { errorResult } from './scorer-result.js';
 
 /** The synchronous part of a run's evaluation, and the judges still to run. */
 export interface RunEvaluation {

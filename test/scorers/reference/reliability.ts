@@ -2,6 +2,7 @@
 // scorers-differential.test.ts: the optimised code must give byte-identical results.
 
 import { z } from 'zod';
+import { scoreSafely } from '../../../src/scorers/scorer-result.js';
 import type { AgentRun, Scorer, ScorerResult } from '../../../src/types.js';
 import { configDigest } from '../../../src/util/digest.js';
 import { clonePythonValue, compareCodePoints, PyFloat } from '../../../src/util/python-json.js';
@@ -13,7 +14,6 @@ import {
   type EvidenceScope,
   specMatches,
 } from './agno-evidence.js';
-import { scoreSafely } from './scorer-result.js';
 
 /** One argument spec: top-level keys the call's arguments must hold, compared with Python `==`. */
 export type ArgumentSpec = Record<string, unknown>;

@@ -2,9 +2,9 @@
 // scorers-differential.test.ts: the optimised code must give byte-identical results.
 
 import { z } from 'zod';
+import { errorResult } from '../../../src/scorers/scorer-result.js';
 import type { AgentRun, ScorerResult, SyncScorer } from '../../../src/types.js';
 import { configDigest } from '../../../src/util/digest.js';
-import { errorResult } from './scorer-result.js';
 import { listPreview } from './trajectory.js';
 
 /**

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { canonicalArgs } from '../../../src/reconstruction/canonical-args.js';
 import { checkRegexSafety, compileSafeRegex, type SafeRegex } from '../../../src/scorers/safe-regex.js';
+import { errorResult } from '../../../src/scorers/scorer-result.js';
 import type {
   AgentRun,
   ScoreContext,
@@ -13,9 +14,8 @@ import type {
   ToolExecution,
 } from '../../../src/types.js';
 import { configDigest } from '../../../src/util/digest.js';
+import { pythonEquals } from '../../../src/util/python-equals.js';
 import { PyFloat } from '../../../src/util/python-json.js';
-import { pythonEquals } from './python-equals.js';
-import { errorResult } from './scorer-result.js';
 
 /**
  * `trajectory`: the eval-dataset trajectory evaluator of seed document 003 (semantics §2.4)
