@@ -1,0 +1,125 @@
+import type { SpanLike } from '../../../../src/types.js';
+import { type Classification, classifySpan } from '../conventions/classify.js';
+import type { AgentFacts, ConventionAdapter, LlmFacts, ToolFacts } from '../conventions/span-facts.js';
+import type { Node } from './trace-model.js';
+
+/** What phase 4 reads from one span, when it was read ahead of reconstruction. */
+export interface SpanReading {
+  classification: Classification;
+  tool?: ToolFacts | undefined;
+  llm?: LlmFacts | undefined;
+  agent?: AgentFacts | undefined;
+}
+
+/**
+ * Reads a span's facts now, for a reconstruction later (handed to `reconstructTrace` beside
+ * the span): the processor calls this as each span of a sampled run ends, while its
+ * attributes are fresh in memory, so arguments and results are parsed once, then, and
+ * judging the run reuses them. The span must not change afterwards (ended spans do not).
+ */
+export function readAhead(span: SpanLike): SpanReading {
+  const classification = classifySpan(span);
+  const reading: SpanReading = { classification };
+  const adapter = classification.adapter;
+  if (adapter !== undefined) {
+    if (classification.role === 'tool') reading.tool = safeTool(adapter, span);
+    else if (classification.role === 'llm') reading.llm = safeLlmOutput(adapter, span);
+    else if (classification.role === 'agent') reading.agent = safeAgent(adapter, span);
+  }
+  return reading;
+}
+
+/**
+ * Phase 4 of reconstruction: read the spans that matter with the adapter that claimed them
+ * (tool and agent facts, the output side of model calls), and rank same-millisecond spans by
+ * causality (a model call by how much conversation its input holds, a tool just after the
+ * model call that requested it).
+ */
+export function readFacts(nodes: Node[]): void {
+  // 4. Read the spans that matter with the adapter that claimed them.
+  const requestRank = new Map<string, number>();
+  for (const node of nodes) {
+    const adapter = node.adapter;
+    if (!adapter) continue;
+    const ahead = node.reading;
+    if (node.role === 'tool') {
+      const facts = ahead !== undefined ? ahead.tool : toolFacts(node);
+      if (facts) node.callId = facts.callId;
+      else node.role = 'other';
+      node.tool = facts;
+    } else if (node.role === 'agent') {
+      node.agent = ahead !== undefined ? ahead.agent : safeAgent(adapter, node.span);
+      if (!node.agent) node.role = 'other';
+    } else if (node.role === 'llm') {
+      const facts = ahead !== undefined ? ahead.llm : llmFacts(node);
+      if (!facts) continue;
+      node.llm = facts;
+      // Ranks for same-millisecond ties: LLM spans by conversation progress, tools after their request.
+      node.rank = 2 * (facts.progress ?? 0);
+      node.hasRequests = facts.requests.length > 0;
+      for (const r of facts.requests) {
+        if (r.callId !== undefined && !requestRank.has(r.callId)) requestRank.set(r.callId, node.rank);
+      }
+    }
+  }
+  if (requestRank.size > 0) {
+    for (const node of nodes) {
+      const id = node.role === 'tool' ? node.callId : undefined;
+      const rank = id === undefined ? undefined : requestRank.get(id);
+      if (rank !== undefined) node.rank = rank + 1;
+    }
+  }
+}
+
+export function toolFacts(node: Node): ToolFacts | undefined {
+  if (node.tool) return node.tool;
+  const adapter = node.adapter;
+  if (!adapter) return undefined;
+  const ahead = node.reading;
+  return ahead !== undefined && ahead.classification.role === 'tool'
+    ? ahead.tool
+    : safeTool(adapter, node.span);
+}
+
+function safeTool(adapter: ConventionAdapter, span: SpanLike): ToolFacts | undefined {
+  try {
+    return adapter.tool(span);
+  } catch {
+    return undefined;
+  }
+}
+
+function safeLlmOutput(adapter: ConventionAdapter, span: SpanLike): LlmFacts | undefined {
+  try {
+    return adapter.llmOutput(span);
+  } catch {
+    return undefined;
+  }
+}
+export function llmFacts(node: Node): LlmFacts | undefined {
+  if (node.llm) return node.llm;
+  const adapter = node.adapter;
+  if (!adapter) return undefined;
+  const ahead = node.reading;
+  return ahead !== undefined && ahead.classification.role === 'llm'
+    ? ahead.llm
+    : safeLlmOutput(adapter, node.span);
+}
+// Adapter calls that may throw are wrapped in module functions, not closures: they run per span.
+export function safeAgent(adapter: ConventionAdapter, span: SpanLike): AgentFacts | undefined {
+  try {
+    return adapter.agent(span);
+  } catch {
+    return undefined;
+  }
+}
+export function safeLlmInput(
+  adapter: ConventionAdapter,
+  span: SpanLike,
+): ReturnType<ConventionAdapter['llmInput']> | undefined {
+  try {
+    return adapter.llmInput(span);
+  } catch {
+    return undefined;
+  }
+}
