@@ -500,34 +500,45 @@ async function loadPeers(): Promise<Array<{ label: string; make: () => SpanProce
   }
 }
 
+/**
+ * `TOOLWATCH_BENCH_ROWS=judged,sampled npm run bench -- processor` measures only those rows
+ * (judged, sampled, async, nomatch, ordinary, floor, peers, breakdown, memory, misuse): a
+ * quicker loop while working on one path. All rows by default.
+ */
+const ROW_FILTER = process.env.TOOLWATCH_BENCH_ROWS?.split(',').map((r) => r.trim());
+const wanted = (row: string) => ROW_FILTER === undefined || ROW_FILTER.includes(row);
+
 export async function run(): Promise<BenchReport> {
-  const agent = await throughput('agent runs judged (31 spans, 3 scorers)', (t) => agentRun(t), 0.75);
+  const agent = wanted('judged')
+    ? await throughput('agent runs judged (31 spans, 3 scorers)', (t) => agentRun(t), 0.75)
+    : undefined;
   const tenth = benchPolicy(0.1);
-  const sampled = await throughput('agent runs, policy sampling 0.1', (t) => agentRun(t), 0.9, {
-    policy: tenth,
-  });
-  const concurrent = await throughput(
-    `agent runs judged, ${CONCURRENT_RUNS} concurrent async runs`,
-    { concurrent: CONCURRENT_RUNS, run: agentRunAsync },
-    0.75,
-  );
+  const sampled = wanted('sampled')
+    ? await throughput('agent runs, policy sampling 0.1', (t) => agentRun(t), 0.9, { policy: tenth })
+    : undefined;
+  const concurrent = wanted('async')
+    ? await throughput(
+        `agent runs judged, ${CONCURRENT_RUNS} concurrent async runs`,
+        { concurrent: CONCURRENT_RUNS, run: agentRunAsync },
+        0.75,
+      )
+    : undefined;
   // A rule for another agent: what following agent traces costs by itself.
   const noMatch = definePolicy({
     rules: [{ name: 'other', match: { agent: 'billing-*' }, scorers: [toolOrder({ expectedTool: 'x' })] }],
   });
-  const tracking = await throughput('agent runs, no rule matches them', (t) => agentRun(t), undefined, {
-    policy: noMatch,
-  });
-  const ordinary = await throughput('ordinary spans only', ordinaryRequest, 0.97);
-  const floor = await throughput(
-    'ordinary spans, NoopSpanProcessor in its place',
-    ordinaryRequest,
-    undefined,
-    {
-      noopInstead: true,
-    },
-  );
-  const peers = await loadPeers();
+  const tracking = wanted('nomatch')
+    ? await throughput('agent runs, no rule matches them', (t) => agentRun(t), undefined, { policy: noMatch })
+    : undefined;
+  const ordinary = wanted('ordinary')
+    ? await throughput('ordinary spans only', ordinaryRequest, 0.97)
+    : undefined;
+  const floor = wanted('floor')
+    ? await throughput('ordinary spans, NoopSpanProcessor in its place', ordinaryRequest, undefined, {
+        noopInstead: true,
+      })
+    : undefined;
+  const peers = wanted('peers') ? await loadPeers() : 'peers not measured (TOOLWATCH_BENCH_ROWS)';
   const peerRows: BenchReport['rows'] = [];
   if (typeof peers !== 'string') {
     for (const peer of peers) {
@@ -538,49 +549,51 @@ export async function run(): Promise<BenchReport> {
       );
     }
   }
-  const parts = breakdown();
+  const parts = wanted('breakdown') ? breakdown() : undefined;
 
   const bound = { maxTraces: 1000, maxSpansPerTrace: 256, traceTtlMs: 2000 };
-  const memBase = await memory(false, 1_000_000, {});
-  const memTw = await memory(true, 1_000_000, bound);
+  const memBase = wanted('memory') ? await memory(false, 1_000_000, {}) : undefined;
+  const memTw = wanted('memory') ? await memory(true, 1_000_000, bound) : undefined;
 
-  const misuse = await misuseLatency(2000);
-  const rows: BenchReport['rows'] = [
-    agent,
-    sampled,
-    concurrent,
-    tracking,
-    ordinary,
-    floor,
-    ...peerRows,
-    {
+  const misuse = wanted('misuse') ? await misuseLatency(2000) : undefined;
+  const rows: BenchReport['rows'] = [];
+  for (const row of [agent, sampled, concurrent, tracking, ordinary, floor]) if (row) rows.push(row);
+  rows.push(...peerRows);
+  if (parts) {
+    rows.push({
       workload: 'per agent run, in isolation (µs)',
       'span conversion': parts.convert,
       reconstructTrace: parts.reconstruct,
       'evaluateRunSync (3 scorers)': parts.evaluate,
       'emission (attrs + 3 events)': parts.emit,
-    },
-    {
+    });
+  }
+  if (memBase && memTw) {
+    rows.push({
       workload: '1,000,000 spans, 10% of roots never end',
       'baseline peak heap growth MB': Number(memBase.growthMb.toFixed(1)),
       'toolwatch peak heap growth MB': Number(memTw.growthMb.toFixed(1)),
       'traces held (max seen / at end)': `${memTw.maxHeld} / ${memTw.held}`,
       bound: `maxTraces ${bound.maxTraces}, maxSpansPerTrace ${bound.maxSpansPerTrace}, traceTtlMs ${bound.traceTtlMs}`,
       'spans exported (baseline / toolwatch)': `${memBase.exported} / ${memTw.exported}`,
-    },
-    {
-      workload: 'misuse latency, forbidden tool (span start → onMisuse)',
-      'median µs': Number(median(misuse.startLatencies).toFixed(1)),
-      'p99 µs': Number(percentile(misuse.startLatencies, 0.99).toFixed(1)),
-      samples: misuse.startLatencies.length,
-    },
-    {
-      workload: 'misuse latency, repeated call (span end → onMisuse)',
-      'median µs': Number(median(misuse.endLatencies).toFixed(1)),
-      'p99 µs': Number(percentile(misuse.endLatencies, 0.99).toFixed(1)),
-      samples: misuse.endLatencies.length,
-    },
-  ];
+    });
+  }
+  if (misuse) {
+    rows.push(
+      {
+        workload: 'misuse latency, forbidden tool (span start → onMisuse)',
+        'median µs': Number(median(misuse.startLatencies).toFixed(1)),
+        'p99 µs': Number(percentile(misuse.startLatencies, 0.99).toFixed(1)),
+        samples: misuse.startLatencies.length,
+      },
+      {
+        workload: 'misuse latency, repeated call (span end → onMisuse)',
+        'median µs': Number(median(misuse.endLatencies).toFixed(1)),
+        'p99 µs': Number(percentile(misuse.endLatencies, 0.99).toFixed(1)),
+        samples: misuse.endLatencies.length,
+      },
+    );
+  }
   return {
     name: 'processor',
     rows,

@@ -141,6 +141,15 @@ export function highResolutionStart(span: ReadableSpan, readClock = true): numbe
   return readClock ? TIME_ORIGIN + performance.now() : undefined;
 }
 
+/** Whom a verdict is about: the run span and the agent's name. */
+export function subjectOf(
+  span: ReadableSpan,
+  agent: string,
+): { traceId: string; spanId: string; agent: string } {
+  const ctx = span.spanContext();
+  return { traceId: ctx.traceId, spanId: ctx.spanId, agent };
+}
+
 export function parentIdOf(span: ReadableSpan): string | undefined {
   return span.parentSpanContext?.spanId ?? (span as unknown as { parentSpanId?: string }).parentSpanId;
 }

@@ -176,6 +176,26 @@ export function newEntry(
   };
 }
 
+/** Nearest agent above, by pointer when the parent was held at start, else by walking the held parents (late traces). */
+export function hasAgentAbove(state: TraceState, entry: SpanEntry): boolean {
+  if (entry.agent !== undefined) return true;
+  if (entry.parent !== undefined) return false;
+  return parentHasAgent(state, entry.parentId);
+}
+
+export function parentHasAgent(state: TraceState, parentId: string | undefined): boolean {
+  let steps = 0;
+  while (parentId !== undefined && steps++ < 100_000) {
+    const ancestor = state.spans.get(parentId);
+    if (ancestor === undefined) return false;
+    if (ancestor.role === SpanRole.AGENT) return true;
+    if (ancestor.agent !== undefined) return true;
+    if (ancestor.parent !== undefined) return false;
+    parentId = ancestor.parentId;
+  }
+  return false;
+}
+
 /** A child started under `entry`: it (and, if it was idle, what is above it) has an open descendant. */
 export function childStarted(entry: SpanEntry): void {
   let at: SpanEntry | undefined = entry;
@@ -404,6 +424,11 @@ export class TraceBuffer {
       state.held--;
       this._held--;
     }
+  }
+
+  /** Nothing open, nothing waiting: the trace's runs are judged and its spans can go. */
+  releaseIfIdle(state: TraceState): void {
+    if (state.openCount === 0 && state.late.size === 0 && state.awaiting.size === 0) this.release(state);
   }
 
   touch(state: TraceState): void {

@@ -1,0 +1,227 @@
+import type { Context } from '@opentelemetry/api';
+import { trace } from '@opentelemetry/api';
+import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace-base';
+import { announcesAgentName, SpanRole } from '../conventions/span-role.js';
+import type { Placement } from '../emission/verdict-writer.js';
+import { matchRules } from '../evaluation/match-rules.js';
+import { isSampled } from '../evaluation/sampling.js';
+import { ATTR_OPENINFERENCE_SPAN_KIND, ATTR_TOOLWATCH_FROM_HISTORY } from '../semconv.js';
+import type { Policy } from '../types.js';
+import type { LiveChecks } from './live-checks.js';
+import type { PolicyTraits } from './policy-traits.js';
+import type { ProblemLog } from './problem-log.js';
+import { parentIdOf, spanIdentity, subjectOf } from './run-builder.js';
+import type { RunEvaluator } from './run-evaluator.js';
+import type { RunJudge } from './run-judge.js';
+import {
+  NO_SCOPE,
+  newEntry,
+  type SpanEntry,
+  type TraceBuffer,
+  TraceMode,
+  type TraceState,
+} from './trace-buffer.js';
+
+export interface FollowedTracesOptions {
+  policy: Policy;
+  traits: PolicyTraits;
+  buffer: TraceBuffer;
+  live: LiveChecks;
+  runs: RunJudge;
+  evaluator: RunEvaluator;
+  problems: ProblemLog;
+}
+
+/**
+ * Traces followed without holding their spans: out of the policy's sample (`SAMPLED_OUT`), or
+ * whose root agent no rule can match (`UNMATCHED`). Only agent spans are held, enough for
+ * nesting, live checks and the `skipped: sampled_out` record; nothing is rebuilt. Also
+ * decides, at a trace's first span, whether it is followed this way or held whole.
+ */
+export class FollowedTraces {
+  private readonly _policy: Policy;
+  private readonly _buffer: TraceBuffer;
+  private readonly _live: LiveChecks;
+  private readonly _runs: RunJudge;
+  private readonly _evaluator: RunEvaluator;
+  private readonly _problems: ProblemLog;
+  private readonly _allRulesRootOnly: boolean;
+  private readonly _rulesReadAttributes: boolean;
+  private readonly _sampledOutFastPath: boolean;
+  private readonly _unmatchedFastPath: boolean;
+
+  constructor(options: FollowedTracesOptions) {
+    this._policy = options.policy;
+    this._buffer = options.buffer;
+    this._live = options.live;
+    this._runs = options.runs;
+    this._evaluator = options.evaluator;
+    this._problems = options.problems;
+    this._allRulesRootOnly = options.traits.allRulesRootOnly;
+    this._rulesReadAttributes = options.traits.rulesReadAttributes;
+    this._sampledOutFastPath = options.traits.sampledOutFastPath;
+    this._unmatchedFastPath = options.traits.unmatchedFastPath;
+  }
+
+  /** An agent-related span of a followed trace starts. */
+  started(
+    state: TraceState,
+    span: Span,
+    spanId: string,
+    role: SpanRole,
+    parentId: string | undefined,
+    parentContext: Context,
+  ): void {
+    if (!this._buffer.admit(state)) return;
+    let parent = parentId === undefined ? undefined : state.spans.get(parentId);
+    if (parent === undefined && parentId !== undefined)
+      parent = this._followedParent(state, parentId, parentContext);
+    this._startedSampledOut(
+      state,
+      span,
+      spanId,
+      role,
+      parent ?? (parentId === undefined ? undefined : state.lastAgent),
+    );
+  }
+
+  /**
+   * Sampled traces are held whole; only traces that start with an agent span can be followed
+   * without it: out of the sample, or when no rule can match any of their runs.
+   */
+  modeOf(traceId: string, role: SpanRole, span: Span): TraceMode {
+    if (role !== SpanRole.AGENT) return TraceMode.JUDGED;
+    if (this._sampledOutFastPath && !isSampled(traceId, this._policy.sampling.ratio))
+      return TraceMode.SAMPLED_OUT;
+    return this._unmatchedAtStart(span) ? TraceMode.UNMATCHED : TraceMode.JUDGED;
+  }
+
+  /**
+   * Whether no rule can match any run of a trace whose first span is this agent span: every
+   * rule is root-only and reads only the name (so the runs below it cannot match, and its own
+   * identity is known now), no rule matches the name it has now, and it is surely a run
+   * (not an OpenInference span, which may be a wrapper whose children are the top-level runs;
+   * not one flagged as history).
+   */
+  private _unmatchedAtStart(span: Span): boolean {
+    if (!this._unmatchedFastPath) return false;
+    const attributes = span.attributes;
+    if (
+      attributes[ATTR_OPENINFERENCE_SPAN_KIND] !== undefined ||
+      attributes[ATTR_TOOLWATCH_FROM_HISTORY] !== undefined
+    )
+      return false;
+    // The common case, a rule for the name the span announces: followed in full, no adapter read.
+    if (this._evaluator.ruleForAnnounced(span, false)) return false;
+    // A name not stated yet (an attribute set after start is common) may still match a rule:
+    // followed in full rather than risk an incomplete record for a run that could be judged.
+    if (!announcesAgentName(span.name, attributes)) return false;
+    return matchRules(spanIdentity(span, false, false), this._policy).length === 0;
+  }
+
+  /**
+   * Out of the sample, a trace holds its agent spans only; other agent-related spans (tools,
+   * models, chains) map to the agent above them (no allocation), enough for nesting, live
+   * checks and the skipped record. Ordinary spans are not followed: an agent-related span
+   * under one is placed under the agent that started last and is still open.
+   */
+  private _startedSampledOut(
+    state: TraceState,
+    span: Span,
+    spanId: string,
+    role: SpanRole,
+    above: SpanEntry | undefined,
+  ): void {
+    // A tool's children belong to the tool's agent.
+    const scope = above === undefined ? NO_SCOPE : above.role === SpanRole.TOOL ? above.agent! : above;
+    if (role === SpanRole.AGENT) {
+      const entry = newEntry(span, spanId, parentIdOf(span), role);
+      if (scope !== NO_SCOPE) entry.agent = scope;
+      this._buffer.hold(state, entry);
+      this._buffer.follow(state, span, entry);
+      state.lastAgent = entry;
+    } else if (role === SpanRole.TOOL && scope !== NO_SCOPE) {
+      if (scope.toolScope === undefined) {
+        scope.toolScope = newEntry(scope.span!, '', undefined, SpanRole.TOOL);
+        scope.toolScope.agent = scope;
+      }
+      this._buffer.holdScope(state, span, scope.toolScope);
+      if (this._live.enabled) this._live.toolStarted(state.traceId, scope, span, spanId);
+    } else {
+      this._buffer.holdScope(state, span, scope);
+    }
+    state.openCount++;
+  }
+
+  /**
+   * SAMPLED_OUT traces: the scope of a followed parent that is not an agent (held by object
+   * only), through the span object of the start context; undefined for any other parent.
+   */
+  private _followedParent(
+    state: TraceState,
+    parentId: string,
+    parentContext: Context,
+  ): SpanEntry | undefined {
+    if (state.followed.size === 0) return undefined;
+    const candidate = trace.getSpan(parentContext);
+    if (candidate === undefined || candidate.spanContext().spanId !== parentId) return undefined;
+    return state.followed.get(candidate as unknown as ReadableSpan);
+  }
+
+  ending(
+    state: TraceState,
+    span: ReadableSpan,
+    spanId: string,
+    placement: Placement,
+  ): ReadableSpan | undefined {
+    // Ordinary spans (not followed out of the sample) and spans refused when they started
+    // (span limits: counted then) have nothing to do now.
+    const held = this._buffer.unfollow(state, span);
+    if (held === undefined) return undefined;
+    let view: ReadableSpan | undefined;
+    const isAgent = held.spanId === spanId && held !== NO_SCOPE;
+    if (isAgent) {
+      held.open = false;
+      // The agent that started before this one and is still open takes its place.
+      if (state.lastAgent === held) {
+        let above = held.agent;
+        while (above !== undefined && !above.open) above = above.agent;
+        state.lastAgent = above;
+      }
+      const nested = held.agent !== undefined;
+      if (!nested || !this._allRulesRootOnly) {
+        const identity = spanIdentity(span, nested, this._rulesReadAttributes);
+        if (state.mode === TraceMode.SAMPLED_OUT) {
+          view = this._runs.skipped(
+            identity,
+            subjectOf(span, identity.agent),
+            span,
+            placement,
+            'sampled_out',
+          );
+        } else if (matchRules(identity, this._policy).length > 0) {
+          // Matched no rule when it started, one now: its spans were not held.
+          this._problems.report(
+            'matched_after_start',
+            `agent span ${spanId} matched no rule when it started and matches one as it ends (attributes set later): its run gets an incomplete_trace record`,
+          );
+          view = this._runs.skipped(
+            identity,
+            subjectOf(span, identity.agent),
+            span,
+            placement,
+            'incomplete_trace',
+          );
+        }
+      }
+    } else if (held.role === SpanRole.TOOL && this._live.enabled) {
+      this._live.toolEnded(state.traceId, held.agent, span, spanId);
+    }
+    if (isAgent) this._buffer.forget(state, spanId);
+    else this._buffer.releaseScope(state);
+    state.openCount--;
+    this._buffer.touch(state);
+    this._buffer.releaseIfIdle(state);
+    return view;
+  }
+}

@@ -1,0 +1,361 @@
+import type { Context } from '@opentelemetry/api';
+import { trace } from '@opentelemetry/api';
+import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace-base';
+import { lateSpanRole, SpanRole, spanRole } from '../conventions/span-role.js';
+import type { Placement } from '../emission/verdict-writer.js';
+import type { LiveChecks } from './live-checks.js';
+import { highResolutionStart, parentIdOf, spanLikeOf } from './run-builder.js';
+import type { RunEvaluator } from './run-evaluator.js';
+import {
+  childStarted,
+  entryClosed,
+  hasAgentAbove,
+  newEntry,
+  type SpanEntry,
+  type TraceBuffer,
+  type TraceState,
+} from './trace-buffer.js';
+
+export interface HeldTracesOptions {
+  buffer: TraceBuffer;
+  live: LiveChecks;
+  evaluator: RunEvaluator;
+}
+
+/**
+ * Traces held whole (`JUDGED`): every agent-related span as an entry linked to its parent and
+ * agent, and the ordinary spans that link them, each converted once as it ends, until the
+ * run is judged at its agent span's end.
+ */
+export class HeldTraces {
+  private readonly _buffer: TraceBuffer;
+  private readonly _live: LiveChecks;
+  private readonly _evaluator: RunEvaluator;
+
+  constructor(options: HeldTracesOptions) {
+    this._buffer = options.buffer;
+    this._live = options.live;
+    this._evaluator = options.evaluator;
+  }
+
+  /** A span of a held trace starts. */
+  started(
+    state: TraceState,
+    span: Span,
+    spanId: string,
+    role: SpanRole,
+    parentId: string | undefined,
+    parentContext: Context,
+  ): void {
+    if (role === SpanRole.NONE) {
+      this._startedOrdinary(state, span, spanId, parentId, parentContext);
+      return;
+    }
+    if (!this._buffer.admit(state)) return;
+    let parent = parentId === undefined ? undefined : state.spans.get(parentId);
+    if (parent === undefined && parentId !== undefined) {
+      if (state.ordinary.has(parentId)) parent = this._materialize(state, parentId);
+      else parent = this._materializeUnheld(state, parentId, parentContext);
+    }
+    const entry = newEntry(span, spanId, parentId, role);
+    entry.t0 = highResolutionStart(span);
+    // A start time given by the caller (spans replayed by an exporter bridge) is the truth, and
+    // the order in which such spans start says nothing.
+    if (entry.t0 === undefined) entry.outOfOrder = true;
+    if (parent !== undefined) {
+      entry.parent = parent;
+      entry.agent = parent.role === SpanRole.AGENT ? parent : parent.agent;
+      childStarted(parent);
+    }
+    this._buffer.hold(state, entry);
+    state.openCount++;
+    if (role === SpanRole.TOOL) state.hasTool = true;
+    if (
+      (role === SpanRole.TOOL || role === SpanRole.LLM) &&
+      parentId !== undefined &&
+      parent === undefined &&
+      span.parentSpanContext?.isRemote !== true
+    ) {
+      this._buffer.awaitParent(state, parentId);
+    }
+    // Ordinary spans between agent-related ones are kept so reconstruction can link through them.
+    let ancestor = parent;
+    while (ancestor !== undefined && ancestor.role === SpanRole.NONE && !ancestor.needed) {
+      ancestor.needed = true;
+      ancestor = ancestor.parent;
+    }
+    if (role === SpanRole.TOOL && this._live.enabled)
+      this._live.toolStarted(state.traceId, entry.agent, span, spanId);
+  }
+
+  /** A span of a held trace ends; returns the decorated view for `view` placement, when it carries a verdict. */
+  ending(
+    state: TraceState,
+    span: ReadableSpan,
+    spanId: string,
+    placement: Placement,
+  ): ReadableSpan | undefined {
+    const buffer = this._buffer;
+    let entry = state.spans.get(spanId);
+    if (entry === undefined && state.ordinary.size > 0 && state.ordinary.has(spanId)) {
+      if (lateSpanRole(span.name, span.attributes) === SpanRole.NONE) {
+        // An ordinary span nothing agent-related started under: it goes as it came.
+        buffer.forgetOrdinary(state, spanId);
+        buffer.touch(state);
+        buffer.releaseIfIdle(state);
+        return undefined;
+      }
+      // Attributes set after start made it agent-related.
+      entry = this._materialize(state, spanId);
+    }
+    if (entry === undefined) {
+      let role: SpanRole;
+      if (startedSince(span, state.since) && !state.incomplete) {
+        // Started while the trace was followed, in a trace that refused nothing, and not held:
+        // an ordinary span under a held entry (see `_startedOrdinary`). It goes as it came,
+        // unless attributes set after its start made it agent-related, or an agent-related
+        // span below it could not find it when it started (its context carried only the
+        // span context, not the span): then it is held now, to link that span to its run.
+        role = lateSpanRole(span.name, span.attributes);
+        if (role === SpanRole.NONE && (state.awaiting.size === 0 || !state.awaiting.has(spanId))) {
+          buffer.touch(state);
+          return undefined;
+        }
+      } else {
+        role = state.seenLate
+          ? lateSpanRole(span.name, span.attributes)
+          : spanRole(span.name, span.attributes);
+        // Refused when it started (counted then): never held.
+        if (startedSince(span, state.since)) {
+          if (role === SpanRole.AGENT)
+            return this._evaluator.recordIncomplete(state, span, spanId, placement);
+          return undefined;
+        }
+      }
+      if (!buffer.admit(state)) {
+        if (role === SpanRole.AGENT) return this._evaluator.recordIncomplete(state, span, spanId, placement);
+        return undefined;
+      }
+      entry = this._holdLate(state, span, spanId, role);
+    } else if (entry.role === SpanRole.NONE) {
+      // Attributes set after start can still make a span an agent or a tool.
+      entry.role = lateSpanRole(span.name, span.attributes);
+      if (entry.role === SpanRole.TOOL) state.hasTool = true;
+      if (entry.role === SpanRole.AGENT) state.agents++;
+      else if (entry.role === SpanRole.TOOL && entry.agent === undefined) state.looseTools++;
+    }
+    entry.span = span;
+    if (state.awaiting.size > 0) state.awaiting.delete(spanId);
+    const leaf = entry.role === SpanRole.NONE && !entry.needed;
+    if (!leaf && entry.role !== SpanRole.AGENT) {
+      // Converted now and the span let go: held until the run ends, the SDK's span (and all
+      // its parts) would outlive the young generation while runs interleave, and be promoted.
+      // Its facts are read when the run is rebuilt (objects made then die young).
+      entry.like = spanLikeOf(entry, span, true);
+      entry.span = undefined;
+    }
+    if (entry.open) state.openCount--;
+    entryClosed(entry);
+    buffer.touch(state);
+    if (entry.role === SpanRole.TOOL && this._live.enabled)
+      this._live.toolEnded(state.traceId, entry.agent, span, spanId);
+    let view: ReadableSpan | undefined;
+    if (!state.evaluated.has(spanId) && this._judgesAt(state, entry, span)) {
+      if (state.incomplete) {
+        this._buffer.markEvaluated(state, spanId);
+        view = this._evaluator.recordIncomplete(state, span, spanId, placement, hasAgentAbove(state, entry));
+      } else if (entry.activeChildren > 0) {
+        this._evaluator.waitForLateSpans(state, entry, span);
+      } else {
+        view = this._evaluator.evaluate(state, entry, span, placement);
+      }
+    }
+    if (leaf) buffer.forget(state, spanId);
+    if (state.late.size > 0) this._evaluator.checkLateRuns(state);
+    buffer.releaseIfIdle(state);
+    return view;
+  }
+
+  /**
+   * An ordinary span of a judged trace. Under a held entry (most: HTTP and DB calls of model
+   * and tool spans) it is not held at all: an agent-related span starting below it finds it
+   * through its start context (`_materializeUnheld`), and one that turns agent-related as it
+   * ends is held then. Under anything else (an ordinary span, or a parent never seen) it is
+   * held by id until it ends, so that a chain of ordinary spans can still link an agent-related
+   * span to the run above; a parent that was not held because it sits under an entry is held
+   * with it.
+   */
+  private _startedOrdinary(
+    state: TraceState,
+    span: Span,
+    spanId: string,
+    parentId: string | undefined,
+    parentContext: Context,
+  ): void {
+    if (parentId !== undefined && state.spans.has(parentId)) {
+      this._buffer.touch(state);
+      return;
+    }
+    if (parentId !== undefined && (state.ordinary.size === 0 || !state.ordinary.has(parentId)))
+      this._holdUnheldParent(state, parentId, parentContext);
+    if (!this._buffer.admit(state)) return;
+    this._buffer.holdOrdinary(state, spanId, span);
+  }
+
+  /**
+   * The span `parentId`, from the start context of a span below it, when it is an ordinary
+   * span that was not held because its own parent is a held entry; else undefined (a parent
+   * outside this process, or one started before the trace was followed). One that ended
+   * already only when `ended` allows it (work started after its parent returned).
+   */
+  private _unheldParent(
+    state: TraceState,
+    parentId: string,
+    parentContext: Context,
+    ended = false,
+  ): Span | undefined {
+    const candidate = trace.getSpan(parentContext) as unknown as Span | undefined;
+    if (candidate === undefined || typeof (candidate as { ended?: unknown }).ended !== 'boolean')
+      return undefined;
+    if ((candidate.ended && !ended) || candidate.spanContext().spanId !== parentId) return undefined;
+    const above = parentIdOf(candidate);
+    return above !== undefined && state.spans.has(above) ? candidate : undefined;
+  }
+
+  /** Holds, by id, the unheld ordinary parent of an ordinary span (see `_startedOrdinary`). */
+  private _holdUnheldParent(state: TraceState, parentId: string, parentContext: Context): void {
+    const parent = this._unheldParent(state, parentId, parentContext);
+    if (parent === undefined || !this._buffer.admit(state)) return;
+    this._buffer.holdOrdinary(state, parentId, parent);
+  }
+
+  /**
+   * The entry of the unheld ordinary parent of an agent-related span that starts now (see
+   * `_startedOrdinary`), held from its span object, open or already ended (a tool started by
+   * work its HTTP handler left running); undefined when there is none or the limits refuse
+   * it (the trace is then incomplete).
+   */
+  private _materializeUnheld(
+    state: TraceState,
+    parentId: string,
+    parentContext: Context,
+  ): SpanEntry | undefined {
+    const span = this._unheldParent(state, parentId, parentContext, true);
+    if (span === undefined || !this._buffer.admit(state)) return undefined;
+    const entry = newEntry(span, parentId, parentIdOf(span), SpanRole.NONE);
+    entry.needed = true;
+    // Held after spans that started later: its place in the map says nothing of its start.
+    entry.outOfOrder = true;
+    entry.t0 = highResolutionStart(span, false);
+    const parent = state.spans.get(entry.parentId!)!;
+    entry.parent = parent;
+    entry.agent = parent.role === SpanRole.AGENT ? parent : parent.agent;
+    childStarted(parent);
+    this._buffer.hold(state, entry);
+    state.openCount++;
+    if (span.ended) {
+      // Its end has passed: converted now, closed (the span below keeps its parent active).
+      entry.like = spanLikeOf(entry, span, true);
+      entry.span = undefined;
+      state.openCount--;
+      entryClosed(entry);
+    }
+    return entry;
+  }
+
+  /**
+   * Holds the ordinary span `spanId` (and the ordinary spans above it not held yet) now that an
+   * agent-related span starts below it: reconstruction links through it. Top-down, iteratively.
+   */
+  private _materialize(state: TraceState, spanId: string): SpanEntry {
+    const chain: string[] = [spanId];
+    let above = parentIdOf(state.ordinary.get(spanId)!);
+    while (above !== undefined && !state.spans.has(above) && state.ordinary.has(above)) {
+      chain.push(above);
+      above = parentIdOf(state.ordinary.get(above)!);
+    }
+    let parent = above === undefined ? undefined : state.spans.get(above);
+    for (let i = chain.length - 1; i >= 0; i--) {
+      const id = chain[i]!;
+      const span = state.ordinary.get(id)!;
+      state.ordinary.delete(id);
+      const entry = newEntry(span, id, parentIdOf(span), SpanRole.NONE);
+      entry.needed = true;
+      // Held after spans that started later: its place in the map says nothing of its start.
+      entry.outOfOrder = true;
+      entry.t0 = highResolutionStart(span, false);
+      if (parent !== undefined) {
+        entry.parent = parent;
+        entry.agent = parent.role === SpanRole.AGENT ? parent : parent.agent;
+        childStarted(parent);
+      }
+      this._buffer.adopt(state, entry);
+      state.openCount++;
+      parent = entry;
+    }
+    return parent!;
+  }
+
+  /** Holds a span first seen as it ends: out of start order in the map. */
+  private _holdLate(state: TraceState, span: ReadableSpan, spanId: string, role: SpanRole): SpanEntry {
+    const parentId = parentIdOf(span);
+    const entry = newEntry(span, spanId, parentId, role);
+    entry.outOfOrder = true;
+    // Its held children were waiting for it: it links them to what is above.
+    entry.needed = state.awaiting.has(spanId);
+    entry.t0 = highResolutionStart(span, false);
+    if (role === SpanRole.TOOL) state.hasTool = true;
+    const parent = parentId === undefined ? undefined : state.spans.get(parentId);
+    if (parent !== undefined) {
+      entry.parent = parent;
+      entry.agent = parent.role === SpanRole.AGENT ? parent : parent.agent;
+      // Balanced by `entryClosed` as the span's end is handled, right after.
+      childStarted(parent);
+    } else if (parentId !== undefined && span.parentSpanContext?.isRemote !== true) {
+      // Its parent is still open: keep the trace until the parent ends and is held too.
+      this._buffer.awaitParent(state, parentId);
+    }
+    this._buffer.hold(state, entry);
+    state.openCount++;
+    if (entry.needed && entry.agent !== undefined) this._adoptWaitingChildren(state, entry);
+    return entry;
+  }
+
+  /**
+   * Held spans that could not find `entry` when they started (their context held only its span
+   * context) reach their agent through it now: their live checks run now, late but not lost.
+   * A rare path, so a scan of the trace's held spans.
+   */
+  private _adoptWaitingChildren(state: TraceState, entry: SpanEntry): void {
+    for (const child of state.spans.values()) {
+      if (child.parentId !== entry.spanId || child.parent !== undefined || child === entry) continue;
+      child.parent = entry;
+      child.agent = entry.agent;
+      // An open child keeps its new parent, and so its agent, active until it ends.
+      if (child.open) childStarted(entry);
+      if (child.role !== SpanRole.TOOL || !this._live.enabled) continue;
+      // Name and attributes are all the live checks read: the converted view serves once the span is let go.
+      const view = (child.span ?? child.like) as ReadableSpan | undefined;
+      if (view === undefined) continue;
+      this._live.toolStarted(state.traceId, child.agent, view, child.spanId);
+      if (!child.open) this._live.toolEnded(state.traceId, child.agent, view, child.spanId);
+    }
+  }
+
+  /** Whether the ending of this span is when runs get judged. */
+  private _judgesAt(state: TraceState, entry: SpanEntry, span: ReadableSpan): boolean {
+    // Spans first seen as they ended: nesting is only known once the outermost span ends, and
+    // every run of the trace is judged then.
+    if (state.seenLate) return entry.parentId === undefined || span.parentSpanContext?.isRemote === true;
+    if (entry.role === SpanRole.AGENT) return true;
+    // The outermost chain span holding tool spans is an implicit run.
+    if (entry.role !== SpanRole.CHAIN || !state.hasTool) return false;
+    return entry.parentId === undefined || !state.spans.has(entry.parentId);
+  }
+}
+
+/** Whether the span started after `since` (both on `performance.now()`'s clock), so went through `onStart` while its trace was followed. */
+function startedSince(span: ReadableSpan, since: number): boolean {
+  const start = (span as unknown as { _performanceStartTime?: unknown })._performanceStartTime;
+  return typeof start === 'number' && start >= since;
+}

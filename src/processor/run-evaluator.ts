@@ -1,0 +1,287 @@
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { agentNameOf, SpanRole, spanRole } from '../conventions/span-role.js';
+import type { ToolwatchMetrics } from '../emission/metrics.js';
+import type { Placement } from '../emission/verdict-writer.js';
+import { matchRules, type RunIdentity, ruleMatches, runIdentity } from '../evaluation/match-rules.js';
+import { isSampled } from '../evaluation/sampling.js';
+import { findRun, runsInOrder } from '../reconstruction/run-tree.js';
+import type { AgentRun, Policy } from '../types.js';
+import type { LiveChecks } from './live-checks.js';
+import type { PendingJudges } from './pending-judges.js';
+import type { PolicyTraits } from './policy-traits.js';
+import type { ProblemLog } from './problem-log.js';
+import { parentIdOf, rebuildRuns, spanIdentity, subjectOf } from './run-builder.js';
+import { contextOnly, type RunJudge } from './run-judge.js';
+import {
+  hasAgentAbove,
+  type LateRun,
+  parentHasAgent,
+  type SpanEntry,
+  type Tombstone,
+  type TraceBuffer,
+  type TraceState,
+} from './trace-buffer.js';
+
+export interface RunEvaluatorOptions {
+  policy: Policy;
+  traits: PolicyTraits;
+  buffer: TraceBuffer;
+  live: LiveChecks;
+  runs: RunJudge;
+  judges: PendingJudges;
+  metrics: ToolwatchMetrics;
+  problems: ProblemLog;
+  lateSpanTimeoutMs: number;
+}
+
+/**
+ * When and how a held trace's runs are judged: at their agent span's end on a rebuilt run,
+ * after late spans (or their timeout), when the trace is evicted or the processor shuts down;
+ * and the records of runs that cannot be judged (out of the sample, incomplete, evicted).
+ */
+export class RunEvaluator {
+  private readonly _policy: Policy;
+  private readonly _buffer: TraceBuffer;
+  private readonly _live: LiveChecks;
+  private readonly _runs: RunJudge;
+  private readonly _judges: PendingJudges;
+  private readonly _metrics: ToolwatchMetrics;
+  private readonly _problems: ProblemLog;
+  private readonly _lateSpanTimeoutMs: number;
+  private readonly _allRulesRootOnly: boolean;
+  private readonly _rulesReadAttributes: boolean;
+  private readonly _sampledOutFastPath: boolean;
+
+  constructor(options: RunEvaluatorOptions) {
+    this._policy = options.policy;
+    this._buffer = options.buffer;
+    this._live = options.live;
+    this._runs = options.runs;
+    this._judges = options.judges;
+    this._metrics = options.metrics;
+    this._problems = options.problems;
+    this._lateSpanTimeoutMs = options.lateSpanTimeoutMs;
+    this._allRulesRootOnly = options.traits.allRulesRootOnly;
+    this._rulesReadAttributes = options.traits.rulesReadAttributes;
+    this._sampledOutFastPath = options.traits.sampledOutFastPath;
+  }
+
+  /**
+   * Rebuilds the run of `span`, judges it and emits the verdict where `placement` says. When
+   * the outermost span closes, the runs that had no turn of their own are judged too.
+   */
+  evaluate(
+    state: TraceState,
+    entry: SpanEntry,
+    span: ReadableSpan,
+    placement: Placement,
+  ): ReadableSpan | undefined {
+    const spanId = entry.spanId;
+    const nested = hasAgentAbove(state, entry);
+    if (nested && this._allRulesRootOnly) return undefined;
+    this._buffer.markEvaluated(state, spanId);
+    if (
+      this._sampledOutFastPath &&
+      !state.seenLate &&
+      !isSampled(state.traceId, this._policy.sampling.ratio)
+    ) {
+      // Out of the sample (a trace that did not start with an agent span): no rebuild.
+      const identity = spanIdentity(span, nested, this._rulesReadAttributes);
+      return this._runs.skipped(identity, subjectOf(span, identity.agent), span, placement, 'sampled_out');
+    }
+    const single = !state.seenLate && state.agents === 1 && state.looseTools === 0;
+    if (single && !this.ruleForAnnounced(span, nested)) {
+      // The only run the trace can hold is this one: no rule for its identity, no rebuild.
+      const identity = spanIdentity(span, nested, this._rulesReadAttributes);
+      if (matchRules(identity, this._policy).length === 0) return undefined;
+    }
+    const reconstructed = rebuildRuns(state);
+    for (const problem of reconstructed.problems) {
+      this._problems.report(`reconstruction_${problem.code}`, `trace ${state.traceId}: ${problem.message}`);
+    }
+    const run = findRun(reconstructed.runs, spanId);
+    let view: ReadableSpan | undefined;
+    if (run !== undefined) view = this._judgeRun(state, run, span, placement, single);
+    if (!nested) {
+      // The outermost span closes: judge the runs that had no turn of their own, such as an
+      // agent under a wrapper span (OpenAI Agents' "Agent workflow"), a handoff target, or an
+      // implicit run inside a chain. Their spans have ended, so results go on evaluate spans.
+      for (const other of runsInOrder(reconstructed.runs)) {
+        if (other === run || other.end === undefined || state.evaluated.has(other.spanId)) continue;
+        this._buffer.markEvaluated(state, other.spanId);
+        this._judgeRun(state, other, contextOnly(state.traceId, other.spanId), 'span');
+      }
+    }
+    return view;
+  }
+
+  /** `only`: the run is the only one its trace can hold, so its executions are counted without remembering them. */
+  private _judgeRun(
+    state: TraceState,
+    run: AgentRun,
+    span: ReadableSpan,
+    placement: Placement,
+    only = false,
+  ): ReadableSpan | undefined {
+    if (state.seenLate) this._live.replay(run);
+    const outcome = this._runs.judge(run, span, placement);
+    if (outcome.matched) this._countExecutions(state, run, only);
+    return outcome.view;
+  }
+
+  /** Tool executions of a judged run and its members, each counted once per trace. */
+  private _countExecutions(state: TraceState, run: AgentRun, only: boolean): void {
+    if (only && run.children.length === 0) {
+      for (const execution of run.executions)
+        this._metrics.recordToolExecution(execution.name, execution.status, run.agent);
+      return;
+    }
+    for (const member of runsInOrder([run])) {
+      for (const execution of member.executions) {
+        if (this._buffer.counted(state, execution.spanId)) continue;
+        this._metrics.recordToolExecution(execution.name, execution.status, member.agent);
+      }
+    }
+  }
+
+  waitForLateSpans(state: TraceState, entry: SpanEntry, span: ReadableSpan): void {
+    if (state.late.has(entry.spanId)) return;
+    this._buffer.markEvaluated(state, entry.spanId);
+    let resolve!: () => void;
+    const done = new Promise<void>((r) => {
+      resolve = r;
+    });
+    const late: LateRun = {
+      span,
+      entry,
+      done,
+      resolve,
+      timer: setTimeout(() => this.finishLate(state, late, false), this._lateSpanTimeoutMs),
+    };
+    late.timer.unref?.();
+    this._buffer.addLate(state, entry.spanId, late);
+    this._judges.track(done);
+  }
+
+  checkLateRuns(state: TraceState): void {
+    for (const late of state.late.values()) {
+      if (late.entry.activeChildren === 0) this.finishLate(state, late, false);
+    }
+  }
+
+  /**
+   * Judges a run that waited for late spans; its verdict goes on a new `evaluate` span. Out of
+   * the SDK's hook (a microtask) unless `now`: emitting a span from inside another span's
+   * `onEnd` would re-enter the SDK.
+   */
+  finishLate(state: TraceState, late: LateRun, now: boolean): void {
+    const spanId = late.entry.spanId;
+    if (state.late.get(spanId) !== late) return;
+    state.late.delete(spanId);
+    clearTimeout(late.timer);
+    const finish = () => {
+      try {
+        this.evaluate(state, late.entry, late.span, 'span');
+      } catch (error) {
+        this._problems.report('late', 'late evaluation failed', error);
+      } finally {
+        late.resolve();
+        this._buffer.releaseIfIdle(state);
+      }
+    };
+    if (now) finish();
+    else queueMicrotask(finish);
+  }
+
+  /**
+   * A trace is evicted (limits, inactivity): runs waiting for late spans, and the ended runs
+   * of a trace recognised only at span ends, get `incomplete_trace` records; open agent runs
+   * get theirs when their span ends (the tombstone remembers them).
+   */
+  evicting(state: TraceState): void {
+    for (const late of [...state.late.values()]) {
+      state.late.delete(late.entry.spanId);
+      clearTimeout(late.timer);
+      late.resolve();
+      const nested = hasAgentAbove(state, late.entry);
+      if (nested && this._allRulesRootOnly) continue;
+      const identity = spanIdentity(late.span, nested, this._rulesReadAttributes);
+      this._runs.skipped(
+        identity,
+        subjectOf(late.span, identity.agent),
+        contextOnly(state.traceId, late.entry.spanId),
+        'span',
+        'incomplete_trace',
+      );
+    }
+    if (!state.seenLate) return;
+    for (const run of runsInOrder(rebuildRuns(state).runs)) {
+      if (run.end === undefined || state.evaluated.has(run.spanId)) continue;
+      this._buffer.markEvaluated(state, run.spanId);
+      this._runs.skipped(
+        runIdentity(run),
+        { traceId: run.traceId, spanId: run.spanId, agent: run.agent },
+        contextOnly(state.traceId, run.spanId),
+        'span',
+        'incomplete_trace',
+      );
+    }
+  }
+
+  /**
+   * A trace first seen as its spans ended waits for its outermost span before judging; when
+   * that span will not end here (shut down), the runs that did end are judged now.
+   */
+  judgeEndedRuns(state: TraceState): void {
+    if (!state.seenLate || state.incomplete) return;
+    try {
+      for (const run of runsInOrder(rebuildRuns(state).runs)) {
+        if (run.end === undefined || state.evaluated.has(run.spanId)) continue;
+        this._buffer.markEvaluated(state, run.spanId);
+        this._judgeRun(state, run, contextOnly(state.traceId, run.spanId), 'span');
+      }
+    } catch (error) {
+      this._problems.report('judge_ended', 'judging the ended runs of an unfinished trace failed', error);
+    }
+  }
+
+  /** The run of an agent span in a trace that lost spans to the limits: a record, not a verdict that could be false. */
+  recordIncomplete(
+    state: TraceState,
+    span: ReadableSpan,
+    spanId: string,
+    placement: Placement,
+    nested = parentHasAgent(state, parentIdOf(span)),
+  ): ReadableSpan | undefined {
+    this._buffer.markEvaluated(state, spanId);
+    if (nested && this._allRulesRootOnly) return undefined;
+    const identity = spanIdentity(span, nested, this._rulesReadAttributes);
+    return this._runs.skipped(identity, subjectOf(span, identity.agent), span, placement, 'incomplete_trace');
+  }
+
+  /** An agent span of an evicted trace ends: its run gets an `incomplete_trace` record, no verdict. */
+  endedAfterEviction(
+    tombstone: Tombstone,
+    span: ReadableSpan,
+    spanId: string,
+    placement: Placement,
+  ): ReadableSpan | undefined {
+    this._buffer.touchTombstone(tombstone);
+    const known = tombstone.openAgents.get(spanId);
+    if (known === undefined && spanRole(span.name, span.attributes) !== SpanRole.AGENT) return undefined;
+    tombstone.openAgents.delete(spanId);
+    const nested = known ?? tombstone.openAgents.size > 0;
+    if (nested && this._allRulesRootOnly) return undefined;
+    const identity = spanIdentity(span, nested, this._rulesReadAttributes);
+    return this._runs.skipped(identity, subjectOf(span, identity.agent), span, placement, 'incomplete_trace');
+  }
+
+  /** Whether some rule matches the name the agent span announces (cheap: no adapter read). */
+  ruleForAnnounced(span: ReadableSpan, nested: boolean): boolean {
+    if (this._rulesReadAttributes) return false;
+    const attributes = span.attributes;
+    const announced: RunIdentity = { agent: agentNameOf(span.name, attributes), attributes, nested };
+    for (const rule of this._policy.rules) if (ruleMatches(announced, rule.match)) return true;
+    return false;
+  }
+}
