@@ -27,19 +27,36 @@ export interface Classification {
 
 const OTHER: Classification = { role: 'other' };
 
+/**
+ * One classification per default adapter and role, shared (a classification is never
+ * written): classifying a span allocates nothing.
+ */
+const CLASSIFIED: ReadonlyArray<Readonly<Record<SpanRole, Classification>>> = CONVENTION_ADAPTERS.map(
+  (adapter) => ({
+    agent: { role: 'agent', adapter },
+    tool: { role: 'tool', adapter },
+    llm: { role: 'llm', adapter },
+    other: { role: 'other', adapter },
+  }),
+);
+
 /** The span's role and the adapter that reads it. Never throws. */
 export function classifySpan(
   span: SpanLike,
   adapters: readonly ConventionAdapter[] = CONVENTION_ADAPTERS,
 ): Classification {
-  for (const adapter of adapters) {
+  const shared = adapters === CONVENTION_ADAPTERS;
+  for (let k = 0; k < adapters.length; k++) {
+    const adapter = adapters[k]!;
     let role: SpanRole | undefined;
     try {
       role = adapter.role(span);
     } catch {
       role = undefined;
     }
-    if (role !== undefined) return { role, adapter };
+    if (role === undefined) continue;
+    const known = shared ? CLASSIFIED[k]![role] : undefined;
+    return known ?? { role, adapter };
   }
   return OTHER;
 }

@@ -67,7 +67,9 @@ const CLIENT_TOOL_CALL = MASTRA_OPERATION_CLIENT_TOOL_CALL;
  * OTel GenAI semantic conventions (`execute_tool`, `invoke_agent`, `chat`), as AI SDK 7,
  * Mastra 1.x, Pydantic AI (v3+) and Google ADK write them.
  */
-export const genAiRole = guarded((span: SpanLike): SpanRole | undefined => {
+export const genAiRole = guarded(genAiRoleOf, undefined);
+
+function genAiRoleOf(span: SpanLike): SpanRole | undefined {
   const a = span.attributes;
   const op = a[ATTR_GEN_AI_OPERATION_NAME];
   if (
@@ -98,13 +100,18 @@ export const genAiRole = guarded((span: SpanLike): SpanRole | undefined => {
   if (op !== undefined) return undefined;
   if (span.name === AGENT_PREFIX || span.name.startsWith(AGENT_PREFIX + ' ')) return 'agent';
   return undefined;
-}, undefined);
+}
 
 /** No further texts to read for a refusal (the default): one shared empty list, not a fresh one per tool span. */
 const NO_TEXTS: Array<string | undefined> = [];
 
-export const genAiTool = guarded((span: SpanLike): ToolFacts | undefined => {
-  if (genAiRole(span) !== 'tool') return undefined;
+export const genAiTool = guarded(
+  (span: SpanLike): ToolFacts | undefined => (genAiRoleOf(span) === 'tool' ? readTool(span) : undefined),
+  undefined,
+);
+
+/** A tool span's facts, for a span already known to be a GenAI tool span (may throw). */
+function readTool(span: SpanLike): ToolFacts | undefined {
   const a = span.attributes;
   const name =
     readString(a[ATTR_GEN_AI_TOOL_NAME]) ??
@@ -127,10 +134,14 @@ export const genAiTool = guarded((span: SpanLike): ToolFacts | undefined => {
   if (rawResult !== undefined) facts.result = readMaybeJson(rawResult);
   if (wasNotRun(span) || isValidationFailure(facts.result)) facts.notRun = true;
   return facts;
-}, undefined);
+}
 
-export const genAiAgent = guarded((span: SpanLike): AgentFacts | undefined => {
-  if (genAiRole(span) !== 'agent') return undefined;
+export const genAiAgent = guarded(
+  (span: SpanLike): AgentFacts | undefined => (genAiRoleOf(span) === 'agent' ? readAgent(span) : undefined),
+  undefined,
+);
+
+function readAgent(span: SpanLike): AgentFacts | undefined {
   const a = span.attributes;
   const fromName = span.name.startsWith(AGENT_PREFIX + ' ')
     ? span.name.slice(AGENT_PREFIX.length + 1)
@@ -169,7 +180,7 @@ export const genAiAgent = guarded((span: SpanLike): AgentFacts | undefined => {
   const refusals = decisionRefusals(span);
   if (refusals) facts.refusals = refusals;
   return facts;
-}, undefined);
+}
 
 /** Mastra 1.x answers a schema-rejected call with `{"error": true, "message": "Tool input validation failed …"}` without running it. */
 function isValidationFailure(result: unknown): boolean {
@@ -183,8 +194,12 @@ export const genAiLlm = guarded((span: SpanLike): LlmFacts | undefined => {
 }, undefined);
 
 /** Requests from `gen_ai.output.messages` (Mastra 1.x: from the step output), tool definitions, decisions. */
-export const genAiLlmOutput = guarded((span: SpanLike): LlmFacts | undefined => {
-  if (genAiRole(span) !== 'llm') return undefined;
+export const genAiLlmOutput = guarded(
+  (span: SpanLike): LlmFacts | undefined => (genAiRoleOf(span) === 'llm' ? readLlmOutput(span) : undefined),
+  undefined,
+);
+
+function readLlmOutput(span: SpanLike): LlmFacts | undefined {
   const a = span.attributes;
   if (a[ATTR_GEN_AI_OPERATION_NAME] === CLIENT_TOOL_CALL) {
     const prefix = CLIENT_TOOL_CALL + ' ';
@@ -231,11 +246,15 @@ export const genAiLlmOutput = guarded((span: SpanLike): LlmFacts | undefined => 
   const defs = readToolDefinitions(a[ATTR_GEN_AI_TOOL_DEFINITIONS]);
   if (defs) facts.toolDefinitions = defs;
   return facts;
-}, undefined);
+}
 
 /** Tool calls and tool results in `gen_ai.input.messages`. */
-export const genAiLlmInput = guarded((span: SpanLike): LlmInputFacts => {
-  if (genAiRole(span) !== 'llm') return NO_INPUT;
+export const genAiLlmInput = guarded(
+  (span: SpanLike): LlmInputFacts => (genAiRoleOf(span) === 'llm' ? readLlmInput(span) : NO_INPUT),
+  NO_INPUT,
+);
+
+function readLlmInput(span: SpanLike): LlmInputFacts {
   const a = span.attributes;
   if (a[ATTR_GEN_AI_INPUT_MESSAGES] === undefined && a[ATTR_ADK_LLM_REQUEST] !== undefined) {
     const request = readJsonStructure(a[ATTR_ADK_LLM_REQUEST]);
@@ -255,7 +274,7 @@ export const genAiLlmInput = guarded((span: SpanLike): LlmInputFacts => {
   if (messages === undefined) return NO_INPUT;
   const input = scanGenAiMessages(messages);
   return { inputCalls: input.calls, refusals: input.responses };
-}, NO_INPUT);
+}
 
 /** ADK (google-genai) content: `{role, parts: [{function_call: {id, name, args}} | {function_response: {id, name, response}}]}`. */
 function scanAdkContent(content: unknown): { calls: MessageCall[]; responses: RefusalFacts[] } {
@@ -320,4 +339,5 @@ export const genAiSemconv: ConventionAdapter = {
   llm: genAiLlm,
   llmOutput: genAiLlmOutput,
   llmInput: genAiLlmInput,
+  claimed: { tool: readTool, agent: readAgent, llmOutput: readLlmOutput, llmInput: readLlmInput },
 };

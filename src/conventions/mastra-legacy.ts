@@ -39,7 +39,9 @@ const CHUNK_TOOL_RESULT = "chunk: 'tool-result'";
  * no call id; ids live in the step outputs (this turn's requests) and in the sibling
  * `chunk: 'tool-call'`/`'tool-result'` span outputs (hints only).
  */
-export const mastraLegacyRole = guarded((span: SpanLike): SpanRole | undefined => {
+export const mastraLegacyRole = guarded(mastraLegacyRoleOf, undefined);
+
+function mastraLegacyRoleOf(span: SpanLike): SpanRole | undefined {
   const a = span.attributes;
   const op = a[ATTR_GEN_AI_OPERATION_NAME];
   if (op === MASTRA_OPERATION_TOOL_EXECUTE) return 'tool';
@@ -49,10 +51,15 @@ export const mastraLegacyRole = guarded((span: SpanLike): SpanRole | undefined =
   if (span.name.startsWith(STEP_PREFIX) && a[ATTR_MASTRA_SPAN_OUTPUT] !== undefined) return 'llm';
   if (span.name === CHUNK_TOOL_CALL || span.name === CHUNK_TOOL_RESULT) return 'llm';
   return undefined;
-}, undefined);
+}
 
-export const mastraLegacyTool = guarded((span: SpanLike): ToolFacts | undefined => {
-  if (mastraLegacyRole(span) !== 'tool') return undefined;
+export const mastraLegacyTool = guarded(
+  (span: SpanLike): ToolFacts | undefined =>
+    mastraLegacyRoleOf(span) === 'tool' ? readTool(span) : undefined,
+  undefined,
+);
+
+function readTool(span: SpanLike): ToolFacts | undefined {
   const a = span.attributes;
   const name =
     readString(a[ATTR_GEN_AI_TOOL_NAME]) ??
@@ -66,10 +73,15 @@ export const mastraLegacyTool = guarded((span: SpanLike): ToolFacts | undefined 
   const result = a[ATTR_MASTRA_TOOL_OUTPUT] ?? a[ATTR_MASTRA_SPAN_OUTPUT];
   if (result !== undefined) facts.result = readMaybeJson(result);
   return facts;
-}, undefined);
+}
 
-export const mastraLegacyAgent = guarded((span: SpanLike): AgentFacts | undefined => {
-  if (mastraLegacyRole(span) !== 'agent') return undefined;
+export const mastraLegacyAgent = guarded(
+  (span: SpanLike): AgentFacts | undefined =>
+    mastraLegacyRoleOf(span) === 'agent' ? readAgent(span) : undefined,
+  undefined,
+);
+
+function readAgent(span: SpanLike): AgentFacts | undefined {
   const a = span.attributes;
   const id = readString(a[ATTR_GEN_AI_AGENT_ID]) ?? readString(a['agent.id']);
   const fromName = span.name.startsWith(AGENT_PREFIX) ? span.name.slice(AGENT_PREFIX.length) : undefined;
@@ -83,10 +95,14 @@ export const mastraLegacyAgent = guarded((span: SpanLike): AgentFacts | undefine
   if (input !== undefined) facts.input = readMaybeJson(input);
   if (output !== undefined) facts.output = readMaybeJson(output);
   return facts;
-}, undefined);
+}
 
-export const mastraLegacyLlm = guarded((span: SpanLike): LlmFacts | undefined => {
-  if (mastraLegacyRole(span) !== 'llm') return undefined;
+export const mastraLegacyLlm = guarded(
+  (span: SpanLike): LlmFacts | undefined => (mastraLegacyRoleOf(span) === 'llm' ? readLlm(span) : undefined),
+  undefined,
+);
+
+function readLlm(span: SpanLike): LlmFacts | undefined {
   const output = readJsonStructure(span.attributes[ATTR_MASTRA_SPAN_OUTPUT]);
   if (span.name.startsWith(STEP_PREFIX)) {
     const calls: MessageCall[] = [];
@@ -97,7 +113,7 @@ export const mastraLegacyLlm = guarded((span: SpanLike): LlmFacts | undefined =>
   const hints: MessageCall[] = [];
   pushCall(hints, output);
   return { convention: CONVENTION, requests: [], hints };
-}, undefined);
+}
 
 function pushCall(out: MessageCall[], item: unknown): void {
   if (!isRecord(item)) return;
@@ -123,4 +139,5 @@ export const mastraLegacy: ConventionAdapter = {
   llmOutput: mastraLegacyLlm,
   // No input side: these conventions record no message history on LLM spans.
   llmInput: () => NO_INPUT,
+  claimed: { tool: readTool, agent: readAgent, llmOutput: readLlm, llmInput: () => NO_INPUT },
 };

@@ -47,7 +47,9 @@ const HANDOFF_TOOL = 'handoff_to_';
  * `@arizeai/openinference-vercel`. Span kind TOOL/AGENT/LLM; CHAIN and the rest are
  * structure (a LangGraph CHAIN root becomes an implicit run in reconstruction).
  */
-export const openInferenceRole = guarded((span: SpanLike): SpanRole | undefined => {
+export const openInferenceRole = guarded(openInferenceRoleOf, undefined);
+
+function openInferenceRoleOf(span: SpanLike): SpanRole | undefined {
   const kind = span.attributes[ATTR_OPENINFERENCE_SPAN_KIND];
   if (typeof kind !== 'string') return undefined;
   switch (kind.toUpperCase()) {
@@ -60,10 +62,15 @@ export const openInferenceRole = guarded((span: SpanLike): SpanRole | undefined 
     default:
       return 'other';
   }
-}, undefined);
+}
 
-export const openInferenceTool = guarded((span: SpanLike): ToolFacts | undefined => {
-  if (openInferenceRole(span) !== 'tool') return undefined;
+export const openInferenceTool = guarded(
+  (span: SpanLike): ToolFacts | undefined =>
+    openInferenceRoleOf(span) === 'tool' ? readTool(span) : undefined,
+  undefined,
+);
+
+function readTool(span: SpanLike): ToolFacts | undefined {
   const a = span.attributes;
   const name = readString(a[ATTR_OI_TOOL_NAME]) ?? span.name;
   const input = a[ATTR_OI_INPUT_VALUE];
@@ -97,7 +104,7 @@ export const openInferenceTool = guarded((span: SpanLike): ToolFacts | undefined
   }
   if (wasNotRun(span, [outputText])) facts.notRun = true;
   return facts;
-}, undefined);
+}
 
 /** LangGraph's tool output is a serialized ToolMessage; its `tool_call_id` is the only call id anywhere. */
 function toolMessageCallId(result: unknown): string | undefined {
@@ -115,8 +122,13 @@ function toolMessageCallId(result: unknown): string | undefined {
   return undefined;
 }
 
-export const openInferenceAgent = guarded((span: SpanLike): AgentFacts | undefined => {
-  if (openInferenceRole(span) !== 'agent') return undefined;
+export const openInferenceAgent = guarded(
+  (span: SpanLike): AgentFacts | undefined =>
+    openInferenceRoleOf(span) === 'agent' ? readAgent(span) : undefined,
+  undefined,
+);
+
+function readAgent(span: SpanLike): AgentFacts | undefined {
   const a = span.attributes;
   const nodeId = readString(a[ATTR_OI_GRAPH_NODE_ID]);
   const facts: AgentFacts = {
@@ -139,7 +151,7 @@ export const openInferenceAgent = guarded((span: SpanLike): AgentFacts | undefin
   if (input !== undefined && input !== REDACTED) facts.input = readMaybeJson(input);
   if (output !== undefined && output !== REDACTED) facts.output = readMaybeJson(output);
   return facts;
-}, undefined);
+}
 
 const OUTPUT_CALL =
   /^llm\.output_messages\.(\d+)\.message\.tool_calls\.(\d+)\.tool_call\.(id|function\.name|function\.arguments)$/;
@@ -152,8 +164,13 @@ export const openInferenceLlm = guarded((span: SpanLike): LlmFacts | undefined =
 }, undefined);
 
 /** Requests from the flattened `llm.output_messages.*.tool_calls.*`, tool definitions from `llm.tools.*`. */
-export const openInferenceLlmOutput = guarded((span: SpanLike): LlmFacts | undefined => {
-  if (openInferenceRole(span) !== 'llm') return undefined;
+export const openInferenceLlmOutput = guarded(
+  (span: SpanLike): LlmFacts | undefined =>
+    openInferenceRoleOf(span) === 'llm' ? readLlmOutput(span) : undefined,
+  undefined,
+);
+
+function readLlmOutput(span: SpanLike): LlmFacts | undefined {
   const a = span.attributes;
   const output = new Map<string, FlatCall>();
   const schemas: Array<[number, unknown]> = [];
@@ -185,11 +202,15 @@ export const openInferenceLlmOutput = guarded((span: SpanLike): LlmFacts | undef
     if (defs) facts.toolDefinitions = defs;
   }
   return facts;
-}, undefined);
+}
 
 /** Tool calls and tool messages of `llm.input_messages.*`, and agno's flagged history in `input.value`. */
-export const openInferenceLlmInput = guarded((span: SpanLike): LlmInputFacts => {
-  if (openInferenceRole(span) !== 'llm') return NO_INPUT;
+export const openInferenceLlmInput = guarded(
+  (span: SpanLike): LlmInputFacts => (openInferenceRoleOf(span) === 'llm' ? readLlmInput(span) : NO_INPUT),
+  NO_INPUT,
+);
+
+function readLlmInput(span: SpanLike): LlmInputFacts {
   const a = span.attributes;
   const inputCalls = new Map<string, FlatCall>();
   const inputMessages = new Map<number, { role?: string; content?: string; toolCallId?: string }>();
@@ -236,7 +257,7 @@ export const openInferenceLlmInput = guarded((span: SpanLike): LlmInputFacts => 
   calls.unshift(...agno.calls);
   refusals.push(...agno.refusals);
   return { inputCalls: calls, refusals };
-}, NO_INPUT);
+}
 
 type FlatCall = { m: number; c: number; id?: string; name?: string; args?: unknown };
 const INPUT_PREFIX = 'llm.input_messages.';
@@ -399,4 +420,5 @@ export const openInference: ConventionAdapter = {
   llm: openInferenceLlm,
   llmOutput: openInferenceLlmOutput,
   llmInput: openInferenceLlmInput,
+  claimed: { tool: readTool, agent: readAgent, llmOutput: readLlmOutput, llmInput: readLlmInput },
 };

@@ -130,4 +130,18 @@ export interface ConventionAdapter {
    */
   llmOutput(span: SpanLike): LlmFacts | undefined;
   llmInput(span: SpanLike): LlmInputFacts;
+  /**
+   * The same readers for a span this adapter has already claimed with that role (through
+   * `role`), without asking the role again; they may throw. Reconstruction classifies each
+   * span once and then reads it through these when the adapter has them.
+   */
+  readonly claimed?: ClaimedReaders;
+}
+
+/** Readers of a span whose role the adapter has already given (see `ConventionAdapter.claimed`). */
+export interface ClaimedReaders {
+  tool(span: SpanLike): ToolFacts | undefined;
+  agent(span: SpanLike): AgentFacts | undefined;
+  llmOutput(span: SpanLike): LlmFacts | undefined;
+  llmInput(span: SpanLike): LlmInputFacts;
 }

@@ -43,7 +43,10 @@ export function callIdFromRejection(text: string | undefined): string | undefine
  * deny, rejection text); error (status ERROR, `error.type`, `gen_ai.tool.success=false`,
  * `error=true`); ok. `texts` are extra places a framework writes a rejection (outputs).
  */
-export function readToolStatus(span: SpanLike, texts: Array<string | undefined> = []): StatusFacts {
+export function readToolStatus(
+  span: SpanLike,
+  texts: ReadonlyArray<string | undefined> = NO_TEXTS,
+): StatusFacts {
   const a = span.attributes;
   const attrErrorType = readString(a[ATTR_ERROR_TYPE]);
   const errorType = attrErrorType ?? exceptionField(span, 'exception.type');
@@ -53,7 +56,7 @@ export function readToolStatus(span: SpanLike, texts: Array<string | undefined> 
     exceptionField(span, 'exception.message');
 
   const explicit = readString(a[ATTR_TOOLWATCH_TOOL_STATUS]);
-  if (explicit === 'ok') return { status: 'ok' };
+  if (explicit === 'ok') return OK;
   if (explicit === 'error' || explicit === 'refused' || explicit === 'paused') {
     return withError(explicit, errorType, errorMessage);
   }
@@ -70,8 +73,13 @@ export function readToolStatus(span: SpanLike, texts: Array<string | undefined> 
     attrErrorType !== undefined ||
     readFalse(a[ATTR_MASTRA_TOOL_SUCCESS]) ||
     readTrue(a[ATTR_MASTRA_ERROR]);
-  return failed ? withError('error', errorType, errorMessage) : { status: 'ok' };
+  return failed ? withError('error', errorType, errorMessage) : OK;
 }
+
+/** No extra texts (the default): one shared empty list. */
+const NO_TEXTS: ReadonlyArray<string | undefined> = [];
+/** The status of a tool span that did not fail: shared, never written (readers copy or spread it). */
+const OK: StatusFacts = { status: 'ok' };
 
 // A module function, not a closure: this runs for every tool span.
 function withError(
@@ -104,7 +112,7 @@ const NOT_RUN_TEXTS = ['InvalidToolInputError', 'Invalid JSON input for tool', '
  * True when the span records a call rejected before the tool ran: OpenAI Agents' invalid
  * JSON input, Pydantic AI's `pydantic_ai.tool.failure_stage = validation`.
  */
-export function wasNotRun(span: SpanLike, texts: Array<string | undefined> = []): boolean {
+export function wasNotRun(span: SpanLike, texts: ReadonlyArray<string | undefined> = NO_TEXTS): boolean {
   if (span.attributes[ATTR_PYDANTIC_AI_TOOL_FAILURE_STAGE] === 'validation') return true;
   if (span.status?.code !== 2) return false;
   for (const t of [span.status.message, ...texts]) {

@@ -29,7 +29,9 @@ const CONVENTION = 'traceloop';
  * `task`, `workflow`), name and I/O in `traceloop.entity.*`, input as `{"args", "kwargs"}`.
  * LangChain tools arrive as `task` spans named `execute_tool …`.
  */
-export const traceloopRole = guarded((span: SpanLike): SpanRole | undefined => {
+export const traceloopRole = guarded(traceloopRoleOf, undefined);
+
+function traceloopRoleOf(span: SpanLike): SpanRole | undefined {
   const a = span.attributes;
   const kind = a[ATTR_TRACELOOP_SPAN_KIND];
   if (kind === 'tool') return 'tool';
@@ -38,10 +40,14 @@ export const traceloopRole = guarded((span: SpanLike): SpanRole | undefined => {
   if (typeof kind === 'string') return 'other';
   if (a[ATTR_TRACELOOP_LLM_REQUEST_TYPE] !== undefined) return 'llm';
   return undefined;
-}, undefined);
+}
 
-export const traceloopTool = guarded((span: SpanLike): ToolFacts | undefined => {
-  if (traceloopRole(span) !== 'tool') return undefined;
+export const traceloopTool = guarded(
+  (span: SpanLike): ToolFacts | undefined => (traceloopRoleOf(span) === 'tool' ? readTool(span) : undefined),
+  undefined,
+);
+
+function readTool(span: SpanLike): ToolFacts | undefined {
   const a = span.attributes;
   const name =
     readString(a[ATTR_TRACELOOP_ENTITY_NAME]) ??
@@ -57,7 +63,7 @@ export const traceloopTool = guarded((span: SpanLike): ToolFacts | undefined => 
   const output = a[ATTR_TRACELOOP_ENTITY_OUTPUT];
   if (output !== undefined) facts.result = readMaybeJson(output);
   return facts;
-}, undefined);
+}
 
 /**
  * `{"args": [...], "kwargs": {...}}` → one argument object: the kwargs, or the single
@@ -77,8 +83,13 @@ export function readEntityInput(value: unknown): ArgsFacts {
   return { args: parsed, usable: false };
 }
 
-export const traceloopAgent = guarded((span: SpanLike): AgentFacts | undefined => {
-  if (traceloopRole(span) !== 'agent') return undefined;
+export const traceloopAgent = guarded(
+  (span: SpanLike): AgentFacts | undefined =>
+    traceloopRoleOf(span) === 'agent' ? readAgent(span) : undefined,
+  undefined,
+);
+
+function readAgent(span: SpanLike): AgentFacts | undefined {
   const a = span.attributes;
   const facts: AgentFacts = {
     convention: CONVENTION,
@@ -92,13 +103,17 @@ export const traceloopAgent = guarded((span: SpanLike): AgentFacts | undefined =
   if (input !== undefined) facts.input = readMaybeJson(input);
   if (output !== undefined) facts.output = readMaybeJson(output);
   return facts;
-}, undefined);
+}
 
 const COMPLETION_CALL = /^gen_ai\.completion\.(\d+)\.tool_calls\.(\d+)\.(id|name|arguments)$/;
 
 /** LLM spans of Traceloop's own instrumentations: flattened `gen_ai.completion.N.tool_calls.M.*`. */
-export const traceloopLlm = guarded((span: SpanLike): LlmFacts | undefined => {
-  if (traceloopRole(span) !== 'llm') return undefined;
+export const traceloopLlm = guarded(
+  (span: SpanLike): LlmFacts | undefined => (traceloopRoleOf(span) === 'llm' ? readLlm(span) : undefined),
+  undefined,
+);
+
+function readLlm(span: SpanLike): LlmFacts | undefined {
   const a = span.attributes;
   if (a[ATTR_GEN_AI_OUTPUT_MESSAGES] !== undefined) {
     return { convention: CONVENTION, requests: scanGenAiMessages(a[ATTR_GEN_AI_OUTPUT_MESSAGES]).calls };
@@ -122,7 +137,7 @@ export const traceloopLlm = guarded((span: SpanLike): LlmFacts | undefined => {
     .filter((c) => c.name)
     .map((c) => ({ name: c.name!, ...(c.id ? { callId: c.id } : {}), ...readArgs(c.args) }));
   return { convention: CONVENTION, requests };
-}, undefined);
+}
 
 function stripSuffix(name: string, suffix: string): string {
   return name.endsWith(suffix) ? name.slice(0, -suffix.length) : name;
@@ -137,4 +152,5 @@ export const traceloop: ConventionAdapter = {
   llmOutput: traceloopLlm,
   // No input side: these conventions record no message history on LLM spans.
   llmInput: () => NO_INPUT,
+  claimed: { tool: readTool, agent: readAgent, llmOutput: readLlm, llmInput: () => NO_INPUT },
 };

@@ -44,14 +44,16 @@ const LLM_OPERATIONS = new Set<string>([SPAN_AI_GENERATE_TEXT_DO_GENERATE, SPAN_
  * `ai.generateText`/`ai.streamText` agent spans named by `ai.telemetry.functionId`,
  * `.doGenerate`/`.doStream` LLM spans.
  */
-export const vercelAiRole = guarded((span: SpanLike): SpanRole | undefined => {
+export const vercelAiRole = guarded(vercelAiRoleOf, undefined);
+
+function vercelAiRoleOf(span: SpanLike): SpanRole | undefined {
   const op = operation(span);
   if (op === SPAN_AI_TOOL_CALL) return 'tool';
   if (op === undefined) return undefined;
   if (AGENT_OPERATIONS.has(op)) return 'agent';
   if (LLM_OPERATIONS.has(op)) return 'llm';
   return op.startsWith('ai.') ? 'other' : undefined;
-}, undefined);
+}
 
 function operation(span: SpanLike): string | undefined {
   const id = span.attributes[ATTR_AI_OPERATION_ID];
@@ -59,8 +61,12 @@ function operation(span: SpanLike): string | undefined {
   return span.name.startsWith('ai.') ? span.name : undefined;
 }
 
-export const vercelAiTool = guarded((span: SpanLike): ToolFacts | undefined => {
-  if (vercelAiRole(span) !== 'tool') return undefined;
+export const vercelAiTool = guarded(
+  (span: SpanLike): ToolFacts | undefined => (vercelAiRoleOf(span) === 'tool' ? readTool(span) : undefined),
+  undefined,
+);
+
+function readTool(span: SpanLike): ToolFacts | undefined {
   const a = span.attributes;
   const name = readString(a[ATTR_AI_TOOL_CALL_NAME]) ?? span.name;
   const facts: ToolFacts = {
@@ -74,10 +80,15 @@ export const vercelAiTool = guarded((span: SpanLike): ToolFacts | undefined => {
   const result = a[ATTR_AI_TOOL_CALL_RESULT] ?? a[ATTR_AI_TOOL_CALL_OUTPUT];
   if (result !== undefined) facts.result = readMaybeJson(result);
   return facts;
-}, undefined);
+}
 
-export const vercelAiAgent = guarded((span: SpanLike): AgentFacts | undefined => {
-  if (vercelAiRole(span) !== 'agent') return undefined;
+export const vercelAiAgent = guarded(
+  (span: SpanLike): AgentFacts | undefined =>
+    vercelAiRoleOf(span) === 'agent' ? readAgent(span) : undefined,
+  undefined,
+);
+
+function readAgent(span: SpanLike): AgentFacts | undefined {
   const a = span.attributes;
   const facts: AgentFacts = {
     convention: CONVENTION,
@@ -88,15 +99,20 @@ export const vercelAiAgent = guarded((span: SpanLike): AgentFacts | undefined =>
   const text = a[ATTR_AI_RESPONSE_TEXT];
   if (text !== undefined) facts.output = text;
   return facts;
-}, undefined);
+}
 
 export const vercelAiLlm = guarded((span: SpanLike): LlmFacts | undefined => {
   return mergeLlmFacts(vercelAiLlmOutput(span), vercelAiLlmInput(span));
 }, undefined);
 
 /** Requests from `ai.response.toolCalls`, tool definitions from `ai.prompt.tools`. */
-export const vercelAiLlmOutput = guarded((span: SpanLike): LlmFacts | undefined => {
-  if (vercelAiRole(span) !== 'llm') return undefined;
+export const vercelAiLlmOutput = guarded(
+  (span: SpanLike): LlmFacts | undefined =>
+    vercelAiRoleOf(span) === 'llm' ? readLlmOutput(span) : undefined,
+  undefined,
+);
+
+function readLlmOutput(span: SpanLike): LlmFacts | undefined {
   const a = span.attributes;
   const facts: LlmFacts = {
     convention: CONVENTION,
@@ -109,14 +125,18 @@ export const vercelAiLlmOutput = guarded((span: SpanLike): LlmFacts | undefined 
     if (defs) facts.toolDefinitions = defs;
   }
   return facts;
-}, undefined);
+}
 
 /** Tool calls and tool results in `ai.prompt.messages`. */
-export const vercelAiLlmInput = guarded((span: SpanLike): LlmInputFacts => {
-  if (vercelAiRole(span) !== 'llm') return NO_INPUT;
+export const vercelAiLlmInput = guarded(
+  (span: SpanLike): LlmInputFacts => (vercelAiRoleOf(span) === 'llm' ? readLlmInput(span) : NO_INPUT),
+  NO_INPUT,
+);
+
+function readLlmInput(span: SpanLike): LlmInputFacts {
   const { calls, refusals } = readPromptMessages(span.attributes[ATTR_AI_PROMPT_MESSAGES]);
   return { inputCalls: calls, refusals };
-}, NO_INPUT);
+}
 
 /**
  * `ai.response.toolCalls`: `[{toolCallId, toolName, input}]` where `input` is JSON text in
@@ -188,4 +208,5 @@ export const vercelAi: ConventionAdapter = {
   llm: vercelAiLlm,
   llmOutput: vercelAiLlmOutput,
   llmInput: vercelAiLlmInput,
+  claimed: { tool: readTool, agent: readAgent, llmOutput: readLlmOutput, llmInput: readLlmInput },
 };

@@ -141,7 +141,7 @@ export function assignRuns(nodes: Node[], walk: TreeWalk, traceId: string, log: 
       }
       // A result for a call that ran explains nothing; keep only what may explain a request-only call.
       for (const r of input.refusals) {
-        if (r.callId === undefined || !own.executedIds.has(r.callId)) own.refusals.push(r);
+        if (r.callId === undefined || !executedIds(own).has(r.callId)) own.refusals.push(r);
       }
       for (const r of llm.refusals ?? NO_REFUSALS) own.refusals.push(r);
       if (llm.toolDefinitions && !own.llmDefinitions) own.llmDefinitions = llm.toolDefinitions;
@@ -193,10 +193,11 @@ function createRun(
     spanId: node.id,
     implicit: isImplicit,
     children: [],
-    executions: [],
-    requests: [],
-    calls: [],
-    history: [],
+    // Placeholders for the key order: phases 9 and 10 give each run its own lists.
+    executions: UNSET,
+    requests: UNSET,
+    calls: UNSET,
+    history: UNSET,
     start: node.start,
     status: span.status.code,
     attributes: mergeAttributes(span.resource, span.attributes),
@@ -215,7 +216,8 @@ function createRun(
     executions: [],
     execNodes: [],
     unusable: NO_EXECUTIONS,
-    executedIds: new Set(),
+    executedIds: NO_IDS,
+    executedCount: 0,
     aliases: NO_ALIASES,
     requests: [],
     requestIds: NO_IDS,
@@ -268,7 +270,6 @@ function addExecution(st: RunState, node: Node, f: ToolFacts): void {
   if (node.end !== undefined) exec.end = node.end;
   st.executions.push(exec);
   st.execNodes.push(node);
-  if (exec.callId !== undefined) st.executedIds.add(exec.callId);
   if (!f.usable) {
     if (st.unusable === NO_EXECUTIONS) st.unusable = new Set();
     st.unusable.add(exec);
@@ -278,11 +279,28 @@ function addExecution(st: RunState, node: Node, f: ToolFacts): void {
     st.aliases.set(exec, f.aliases);
   }
 }
+/** Never written: replaced by phases 9 and 10 before the run is returned. */
+const UNSET: never[] = [];
 // Most runs never write these (all arguments usable, no aliases, no requests): made on first write.
 const NO_EXECUTIONS: Set<ToolExecution> = new Set();
 const NO_ALIASES: Map<ToolExecution, string[]> = new Map();
 const NO_IDS: Set<string> = new Set();
 
+/**
+ * The call ids of the run's executions so far (in span order), brought up to date when asked:
+ * only model inputs with tool results ask, so most runs never build the set.
+ */
+function executedIds(st: RunState): Set<string> {
+  const executions = st.executions;
+  for (let k = st.executedCount; k < executions.length; k++) {
+    const id = executions[k]!.callId;
+    if (id === undefined) continue;
+    if (st.executedIds === NO_IDS) st.executedIds = new Set();
+    st.executedIds.add(id);
+  }
+  st.executedCount = executions.length;
+  return st.executedIds;
+}
 function addRequestId(st: RunState, callId: string): void {
   if (st.requestIds === NO_IDS) st.requestIds = new Set();
   st.requestIds.add(callId);

@@ -2,6 +2,8 @@ import type { MessageCall, RefusalFacts } from '../conventions/span-facts.js';
 import type { ToolExecution, ToolRequest } from '../types.js';
 import {
   callKey,
+  compareSpans,
+  type Node,
   type PendingRequest,
   push,
   type RunState,
@@ -20,17 +22,23 @@ const NO_REFUSALS: ReadonlyMap<string, RefusalFacts> = new Map();
 export function buildCalls(st: RunState): void {
   const run = st.run;
   // Start, then causal rank (same-millisecond starts), then end, then span id.
-  const count = st.executions.length;
-  const order: number[] = new Array(count);
-  for (let k = 0; k < count; k++) order[k] = k;
-  sortIndexesIfNeeded(order, st.execNodes);
-  const executions: ToolExecution[] = new Array(count);
-  const execRanks: number[] = new Array(count);
-  for (let k = 0; k < count; k++) {
-    executions[k] = st.executions[order[k]!]!;
-    execRanks[k] = st.execNodes[order[k]!]!.rank;
+  const execNodes = st.execNodes;
+  let executions = st.executions;
+  let execRanks: number[] | undefined;
+  if (!inSpanOrder(execNodes)) {
+    const count = executions.length;
+    const order: number[] = new Array(count);
+    for (let k = 0; k < count; k++) order[k] = k;
+    sortIndexesIfNeeded(order, execNodes);
+    const sorted: ToolExecution[] = new Array(count);
+    execRanks = new Array(count);
+    for (let k = 0; k < count; k++) {
+      sorted[k] = executions[order[k]!]!;
+      execRanks[k] = execNodes[order[k]!]!.rank;
+    }
+    executions = sorted;
+    st.executions = executions;
   }
-  st.executions = executions;
   const aliases = st.aliases;
   run.executions = executions;
   const requests: ToolRequest[] = new Array(st.requests.length);
@@ -116,7 +124,10 @@ export function buildCalls(st: RunState): void {
     if (req.refusal !== undefined) call.errorMessage = req.refusal;
     requestOnly.push(call);
   }
-  run.calls = mergeByTime(executions, execRanks, requestOnly, sortTimes, sortRanks);
+  run.calls =
+    requestOnly.length === 0
+      ? executions.slice()
+      : mergeByTime(executions, execRanks ?? ranksOf(execNodes), requestOnly, sortTimes, sortRanks);
   if (!run.toolDefinitions && st.llmDefinitions) run.toolDefinitions = st.llmDefinitions;
 }
 /**
@@ -311,6 +322,16 @@ function lendHintIds(executions: ToolExecution[], hints: Array<MessageCall & { s
     }
   }
 }
+/** True when the nodes are already in span order (the usual case: spans arrive as they started). */
+function inSpanOrder(nodes: Node[]): boolean {
+  for (let i = 1; i < nodes.length; i++) if (compareSpans(nodes[i - 1]!, nodes[i]!) > 0) return false;
+  return true;
+}
+function ranksOf(nodes: Node[]): number[] {
+  const out: number[] = new Array(nodes.length);
+  for (let k = 0; k < nodes.length; k++) out[k] = nodes[k]!.rank;
+  return out;
+}
 function isEmptyRecord(v: unknown): boolean {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
   for (const _ in v) return false;
@@ -324,7 +345,6 @@ function mergeByTime(
   times: number[],
   ranks: number[],
 ): ToolExecution[] {
-  if (requestOnly.length === 0) return executions.slice();
   const order = requestOnly.map((_, k) => k);
   sortIfNeeded(order, (a, b) =>
     before(times[a]!, ranks[a]!, times[b]!, ranks[b]!)

@@ -31,7 +31,8 @@ export function indexSpans(
 
   // 1. Index spans; normalise what a careless sender may get wrong.
   const nodes: Node[] = [];
-  const byId = new Map<string, number>();
+  // Small traces (a judged run is ~10 spans) find ids by a scan: cheaper than hashing into a map that grows.
+  const byId = list.length > SCAN_LIMIT ? new Map<string, number>() : undefined;
   let mixedReported = false;
   for (let i = 0; i < list.length; i++) {
     const span = normalise(list[i], i, log);
@@ -44,7 +45,7 @@ export function indexSpans(
         span.spanId,
       );
     }
-    if (byId.has(span.spanId)) {
+    if (byId !== undefined ? byId.has(span.spanId) : indexOf(nodes, span.spanId) !== -1) {
       log.add(
         'duplicate_span_id',
         `span id ${span.spanId} appears more than once; the first span is kept`,
@@ -54,7 +55,8 @@ export function indexSpans(
     }
     const reading = readings?.[i];
     const { role, adapter } = reading?.classification ?? classifySpan(span);
-    byId.set(span.spanId, nodes.length);
+    byId?.set(span.spanId, nodes.length);
+    // Every field in the literal: nodes keep one shape through the phases that add facts.
     nodes.push({
       span,
       reading,
@@ -65,6 +67,11 @@ export function indexSpans(
       end: span.endTime,
       role,
       adapter,
+      agent: undefined,
+      tool: undefined,
+      llm: undefined,
+      callId: undefined,
+      hasRequests: false,
       rank: Number.NaN,
     });
   }
@@ -75,8 +82,8 @@ export function indexSpans(
     const node = nodes[i]!;
     const pid = node.span.parentSpanId;
     if (!pid) continue;
-    const p = byId.get(pid);
-    if (p === undefined) {
+    const p = byId !== undefined ? byId.get(pid) : indexOf(nodes, pid);
+    if (p === undefined || p === -1) {
       log.add(
         'orphan_span',
         `parent ${pid} of span ${node.id} is missing; the span is treated as a root`,
@@ -115,6 +122,14 @@ export function indexSpans(
   }
 
   return { traceId, log, nodes };
+}
+
+const SCAN_LIMIT = 16;
+
+/** The first node with this id, or -1. */
+function indexOf(nodes: Node[], id: string): number {
+  for (let k = 0; k < nodes.length; k++) if (nodes[k]!.id === id) return k;
+  return -1;
 }
 
 /** Every check of `normalise` passes (no fix, no problem). */

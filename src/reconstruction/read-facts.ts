@@ -19,14 +19,15 @@ export interface SpanReading {
  */
 export function readAhead(span: SpanLike): SpanReading {
   const classification = classifySpan(span);
-  const reading: SpanReading = { classification };
   const adapter = classification.adapter;
-  if (adapter !== undefined) {
-    if (classification.role === 'tool') reading.tool = safeTool(adapter, span);
-    else if (classification.role === 'llm') reading.llm = safeLlmOutput(adapter, span);
-    else if (classification.role === 'agent') reading.agent = safeAgent(adapter, span);
-  }
-  return reading;
+  const role = classification.role;
+  // One literal with every field: a reading never changes shape.
+  return {
+    classification,
+    tool: adapter !== undefined && role === 'tool' ? safeTool(adapter, span) : undefined,
+    llm: adapter !== undefined && role === 'llm' ? safeLlmOutput(adapter, span) : undefined,
+    agent: adapter !== undefined && role === 'agent' ? safeAgent(adapter, span) : undefined,
+  };
 }
 
 /**
@@ -37,7 +38,8 @@ export function readAhead(span: SpanLike): SpanReading {
  */
 export function readFacts(nodes: Node[]): void {
   // 4. Read the spans that matter with the adapter that claimed them.
-  const requestRank = new Map<string, number>();
+  // Made on the first request with a call id (most model spans ask for nothing).
+  let requestRank: Map<string, number> | undefined;
   for (const node of nodes) {
     const adapter = node.adapter;
     if (!adapter) continue;
@@ -58,11 +60,13 @@ export function readFacts(nodes: Node[]): void {
       node.rank = 2 * (facts.progress ?? 0);
       node.hasRequests = facts.requests.length > 0;
       for (const r of facts.requests) {
-        if (r.callId !== undefined && !requestRank.has(r.callId)) requestRank.set(r.callId, node.rank);
+        if (r.callId === undefined) continue;
+        requestRank ??= new Map();
+        if (!requestRank.has(r.callId)) requestRank.set(r.callId, node.rank);
       }
     }
   }
-  if (requestRank.size > 0) {
+  if (requestRank !== undefined) {
     for (const node of nodes) {
       const id = node.role === 'tool' ? node.callId : undefined;
       const rank = id === undefined ? undefined : requestRank.get(id);
@@ -81,9 +85,11 @@ export function toolFacts(node: Node): ToolFacts | undefined {
     : safeTool(adapter, node.span);
 }
 
+// Each span's adapter and role are known by now (classified once): the adapter's claimed readers skip asking again.
 function safeTool(adapter: ConventionAdapter, span: SpanLike): ToolFacts | undefined {
   try {
-    return adapter.tool(span);
+    const claimed = adapter.claimed;
+    return claimed !== undefined ? claimed.tool(span) : adapter.tool(span);
   } catch {
     return undefined;
   }
@@ -91,7 +97,8 @@ function safeTool(adapter: ConventionAdapter, span: SpanLike): ToolFacts | undef
 
 function safeLlmOutput(adapter: ConventionAdapter, span: SpanLike): LlmFacts | undefined {
   try {
-    return adapter.llmOutput(span);
+    const claimed = adapter.claimed;
+    return claimed !== undefined ? claimed.llmOutput(span) : adapter.llmOutput(span);
   } catch {
     return undefined;
   }
@@ -108,7 +115,8 @@ export function llmFacts(node: Node): LlmFacts | undefined {
 // Adapter calls that may throw are wrapped in module functions, not closures: they run per span.
 export function safeAgent(adapter: ConventionAdapter, span: SpanLike): AgentFacts | undefined {
   try {
-    return adapter.agent(span);
+    const claimed = adapter.claimed;
+    return claimed !== undefined ? claimed.agent(span) : adapter.agent(span);
   } catch {
     return undefined;
   }
@@ -118,7 +126,8 @@ export function safeLlmInput(
   span: SpanLike,
 ): ReturnType<ConventionAdapter['llmInput']> | undefined {
   try {
-    return adapter.llmInput(span);
+    const claimed = adapter.claimed;
+    return claimed !== undefined ? claimed.llmInput(span) : adapter.llmInput(span);
   } catch {
     return undefined;
   }

@@ -55,6 +55,19 @@ export function reconstructTrace(
 
   // 11. Order nested runs, then hasErrorSpan bottom-up.
   sortIfNeeded(topLevel, byRunStart);
+  // Each run starts from its own spans' status; only runs with nested runs need the walk.
+  let nested = false;
+  for (const st of states) {
+    st.run.hasErrorSpan = st.ownError;
+    if (st.run.children.length > 0) nested = true;
+  }
+  if (nested) orderNestedRuns(topLevel);
+
+  return { traceId, runs: topLevel, problems: log.problems };
+}
+
+/** Sorts nested runs and marks a run `hasErrorSpan` when one of its nested runs has it. */
+function orderNestedRuns(topLevel: AgentRun[]): void {
   const all: AgentRun[] = [];
   const stack = [...topLevel];
   while (stack.length > 0) {
@@ -64,13 +77,10 @@ export function reconstructTrace(
     for (const c of run.children) stack.push(c);
   }
   // Every run is reachable from the top level (handoffs never move a run under its own member),
-  // so each starts from its own spans' status; children come after their parent in `all`.
-  for (const st of states) st.run.hasErrorSpan = st.ownError;
+  // and children come after their parent in `all`.
   for (let k = all.length - 1; k >= 0; k--) {
     const run = all[k]!;
     if (run.hasErrorSpan) continue;
     for (const c of run.children) if (c.hasErrorSpan) run.hasErrorSpan = true;
   }
-
-  return { traceId, runs: topLevel, problems: log.problems };
 }

@@ -73,7 +73,9 @@ export interface RunState {
   execNodes: Node[];
   /** Executions whose span arguments are missing, redacted or not an object. */
   unusable: Set<ToolExecution>;
+  /** Call ids of `executions[0 .. executedCount)`, built when first asked (see assign-runs). */
   executedIds: Set<string>;
+  executedCount: number;
   aliases: Map<ToolExecution, string[]>;
   requests: PendingRequest[];
   requestIds: Set<string>;
