@@ -1,7 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
-import { otlpJsonFromProtobuf } from '../otlp/otlp-protobuf.js';
 import { printable } from './printable.js';
 
 /** One OTLP request read from an input: `line` is 1-based (0 for a whole binary file). */
@@ -160,6 +159,8 @@ async function readProtobuf(
     report({ file, message: 'empty file, no records', records: 0 });
     return;
   }
+  // The protobuf decoder is loaded for protobuf files only: JSON input starts without it.
+  const { otlpJsonFromProtobuf } = await import('../otlp/otlp-protobuf.js');
   let value: unknown;
   try {
     value = otlpJsonFromProtobuf(Buffer.concat(parts));

@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -53,5 +56,47 @@ describe('JSON verdict output', () => {
     stdin.end();
     expect(await done).toBe(0);
     expect(writes.join('').trim().split('\n')).toHaveLength(2);
+  });
+
+  it('--out writes the bytes stdout gets: several batches, multi-byte text, escapes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'toolwatch-out-'));
+    try {
+      // Agent names beyond ASCII (accents, CJK, an emoji, a lone surrogate, a control byte)
+      // reach the verdict lines; 3,000 runs make several 64 KiB batches.
+      const names = [
+        'refund-agent',
+        'refund-agént',
+        'refund-代理',
+        'refund-🤖',
+        'refund-\ud800x',
+        'refund-\u0007',
+      ];
+      let input = '';
+      for (let i = 1; i <= 3000; i++) {
+        const t = new TraceBuilder({ traceId: i.toString(16).padStart(32, '0') });
+        t.agent(names[i % names.length]!).tool('get_order_detail', { id: 'c1', args: { order_id: 'A1024' } });
+        input += `${JSON.stringify(t.toOtlp())}\n`;
+      }
+      const file = join(dir, 'in.jsonl');
+      writeFileSync(file, input);
+      const { writes, io } = capture();
+      expect(await main(['score', file, '--policy', policy], io)).toBe(0);
+      const out = join(dir, 'out.jsonl');
+      expect(await main(['score', file, '--policy', policy, '--out', out], capture().io)).toBe(0);
+      const stdout = writes.join('');
+      expect(stdout.length).toBeGreaterThan(3 * 64 * 1024);
+      expect(readFileSync(out)).toEqual(Buffer.from(stdout, 'utf8'));
+      const agents = new Set(
+        stdout
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l).agent),
+      );
+      // The lone surrogate and the control byte travel as JSON escapes, in and out.
+      expect(stdout).toContain('refund-\\ud800x');
+      expect(agents).toEqual(new Set(names));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

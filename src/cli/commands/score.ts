@@ -4,10 +4,7 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { casesPolicy, caseTags } from '../../cases/cases-policy.js';
 import type { EvalCase } from '../../cases/eval-case.js';
-import { loadCases } from '../../cases/load-cases.js';
-import { caseSelector } from '../../cases/tie-cases.js';
 import {
   checkGates,
   type GateOutcome,
@@ -19,7 +16,6 @@ import { PolicyError } from '../../policy/policy-error.js';
 import { gateLine } from '../../report/gate-line.js';
 import type { Policy, Verdict } from '../../types.js';
 import type { CliIo } from '../cli-io.js';
-import { loadSettings } from '../load-settings.js';
 import { ProblemLog } from '../problem-log.js';
 import { scoreStream } from '../score-stream.js';
 import { openOutput, REPORT_FORMATS, type ReportFormat } from '../verdict-output.js';
@@ -106,11 +102,17 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
 
   let policy: Policy;
   let cases: EvalCase[] | undefined;
+  // The eval-dataset modules are loaded only with --cases: a policy run starts without them.
+  let caseModules: CaseModules | undefined;
   try {
     if (values.cases) {
-      cases = await loadCases(values.cases);
-      const base = values.policy ? await loadSettings(values.policy) : undefined;
-      policy = casesPolicy(cases, { ...(base ? { base } : {}), judge: values.judges !== undefined });
+      caseModules = await loadCaseModules();
+      cases = await caseModules.loadCases(values.cases);
+      const base = values.policy ? await caseModules.loadSettings(values.policy) : undefined;
+      policy = caseModules.casesPolicy(cases, {
+        ...(base ? { base } : {}),
+        judge: values.judges !== undefined,
+      });
     } else policy = await loadPolicy(values.policy!);
   } catch (err) {
     io.stderr(`${prefix}: ${err instanceof PolicyError ? err.message : (err as Error).message}\n`);
@@ -142,7 +144,7 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
   try {
     output = await openOutput(format, values.out, io, {
       policy,
-      ...(cases ? { ruleTags: caseTags(cases) } : {}),
+      ...(cases ? { ruleTags: caseModules!.caseTags(cases) } : {}),
     });
   } catch (err) {
     io.stderr(`${prefix}: ${(err as Error).message}\n`);
@@ -152,7 +154,9 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
   const stats = await scoreStream({
     files: positionals,
     policy,
-    ...(cases ? { select: caseSelector(policy, cases, { matchInput: values['match-input'] === true }) } : {}),
+    ...(cases
+      ? { select: caseModules!.caseSelector(policy, cases, { matchInput: values['match-input'] === true }) }
+      : {}),
     ...(judges ? { judges } : {}),
     ...(windowSize !== undefined ? { window: windowSize } : {}),
     io,
@@ -197,6 +201,18 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
     return 1;
   }
   return failed ? 1 : 0;
+}
+
+type CaseModules = Awaited<ReturnType<typeof loadCaseModules>>;
+
+async function loadCaseModules() {
+  const [{ casesPolicy, caseTags }, { loadCases }, { caseSelector }, { loadSettings }] = await Promise.all([
+    import('../../cases/cases-policy.js'),
+    import('../../cases/load-cases.js'),
+    import('../../cases/tie-cases.js'),
+    import('../load-settings.js'),
+  ]);
+  return { casesPolicy, caseTags, loadCases, caseSelector, loadSettings };
 }
 
 /** `judges` by name, or the default export as the `default` judge. */
