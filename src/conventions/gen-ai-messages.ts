@@ -1,5 +1,5 @@
 import type { HistoryCall, ToolDefinition } from '../types.js';
-import { isRecord, readArgs, readArray, readString, readTrue } from './read-values.js';
+import { callWithArgs, isRecord, readArray, readString, readTrue } from './read-values.js';
 import type { MessageCall, RefusalFacts } from './span-facts.js';
 import { isRejectionText } from './tool-status.js';
 
@@ -36,7 +36,7 @@ export function scanGenAiMessages(value: unknown, from = 0, to = Number.POSITIVE
       if (type === 'tool_call') {
         const name = readString(part['name']);
         if (!name) continue;
-        const call: MessageCall = { name, ...readArgs(part['arguments']) };
+        const call = callWithArgs(name, part['arguments']);
         const id = readString(part['id']);
         if (id) call.callId = id;
         if (messageFlag || readTrue(part['from_history'])) call.fromHistory = true;

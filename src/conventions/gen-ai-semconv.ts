@@ -31,7 +31,14 @@ import type { SpanLike } from '../types.js';
 import { historyOf, readToolDefinitions, responseText, scanGenAiMessages } from './gen-ai-messages.js';
 import { guarded } from './guarded.js';
 import { inputSize, mergeLlmFacts, NO_INPUT } from './merge-llm-facts.js';
-import { isRecord, readArgs, readJsonStructure, readMaybeJson, readString } from './read-values.js';
+import {
+  callWithArgs,
+  isRecord,
+  readArgs,
+  readJsonStructure,
+  readMaybeJson,
+  readString,
+} from './read-values.js';
 import type {
   AgentFacts,
   ConventionAdapter,
@@ -206,10 +213,7 @@ function readLlmOutput(span: SpanLike): LlmFacts | undefined {
     const name =
       readString(a[ATTR_GEN_AI_TOOL_NAME]) ??
       (span.name.startsWith(prefix) ? span.name.slice(prefix.length) : span.name);
-    const call: MessageCall = {
-      name,
-      ...readArgs(a[ATTR_GEN_AI_TOOL_CALL_ARGUMENTS] ?? a[ATTR_MASTRA_METADATA_ARGS]),
-    };
+    const call = callWithArgs(name, a[ATTR_GEN_AI_TOOL_CALL_ARGUMENTS] ?? a[ATTR_MASTRA_METADATA_ARGS]);
     const id = readString(a[ATTR_GEN_AI_TOOL_CALL_ID]);
     if (id) call.callId = id;
     // The step output lists the same call as a request; this span only confirms it.
@@ -223,7 +227,7 @@ function readLlmOutput(span: SpanLike): LlmFacts | undefined {
       if (!isRecord(item)) continue;
       const name = readString(item['toolName']);
       if (!name) continue;
-      const call: MessageCall = { name, ...readArgs(item['args'] ?? item['input']) };
+      const call = callWithArgs(name, item['args'] ?? item['input']);
       const id = readString(item['toolCallId']);
       if (id) call.callId = id;
       requests.push(call);
@@ -288,7 +292,7 @@ function scanAdkContent(content: unknown): { calls: MessageCall[]; responses: Re
     if (isRecord(fc)) {
       const name = readString(fc['name']);
       if (!name) continue;
-      const call: MessageCall = { name, ...readArgs(fc['args']) };
+      const call = callWithArgs(name, fc['args']);
       const id = readString(fc['id']);
       if (id && id !== ADK_CALL_ID_NOT_SPECIFIED) call.callId = id;
       calls.push(call);

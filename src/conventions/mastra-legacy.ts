@@ -15,7 +15,14 @@ import {
 import type { SpanLike } from '../types.js';
 import { guarded } from './guarded.js';
 import { NO_INPUT } from './merge-llm-facts.js';
-import { isRecord, readArgs, readJsonStructure, readMaybeJson, readString } from './read-values.js';
+import {
+  callWithArgs,
+  isRecord,
+  readArgs,
+  readJsonStructure,
+  readMaybeJson,
+  readString,
+} from './read-values.js';
 import type {
   AgentFacts,
   ConventionAdapter,
@@ -121,10 +128,7 @@ function pushCall(out: MessageCall[], item: unknown): void {
   const payload = isRecord(item['payload']) ? item['payload'] : item;
   const name = readString(payload['toolName']);
   if (!name) return;
-  const call: MessageCall = {
-    name,
-    ...readArgs(payload['toolInput'] ?? payload['input'] ?? payload['args']),
-  };
+  const call = callWithArgs(name, payload['toolInput'] ?? payload['input'] ?? payload['args']);
   const id = readString(payload['toolCallId']);
   if (id) call.callId = id;
   out.push(call);

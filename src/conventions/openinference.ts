@@ -18,6 +18,7 @@ import { readToolDefinitions } from './gen-ai-messages.js';
 import { guarded } from './guarded.js';
 import { inputSize, mergeLlmFacts, NO_INPUT } from './merge-llm-facts.js';
 import {
+  callWithArgs,
   isRecord,
   REDACTED,
   readArgs,
@@ -293,7 +294,7 @@ function toCalls(
   const out: MessageCall[] = [];
   for (const c of sorted) {
     if (!c.name) continue;
-    const call: MessageCall = { name: c.name, ...readArgs(c.args) };
+    const call = callWithArgs(c.name, c.args);
     if (c.id) call.callId = c.id;
     out.push(call);
   }
@@ -369,7 +370,7 @@ function langChainMessageCalls(message: unknown): MessageCall[] {
     const fn = isRecord(tc['function']) ? tc['function'] : undefined;
     const name = readString(tc['name']) ?? readString(fn?.['name']);
     if (!name) continue;
-    const call: MessageCall = { name, ...readArgs(tc['args'] ?? fn?.['arguments']) };
+    const call = callWithArgs(name, tc['args'] ?? fn?.['arguments']);
     const id = readString(tc['id']);
     if (id) call.callId = id;
     calls.push(call);
@@ -393,7 +394,8 @@ function readAgnoMessages(value: unknown): { calls: MessageCall[]; refusals: Ref
         const fn = isRecord(tc['function']) ? tc['function'] : tc;
         const name = readString(fn['name']);
         if (!name) continue;
-        const call: MessageCall = { name, ...readArgs(fn['arguments']), fromHistory: true };
+        const call = callWithArgs(name, fn['arguments']);
+        call.fromHistory = true;
         const id = readString(tc['id']);
         if (id) call.callId = id;
         calls.push(call);

@@ -1,4 +1,4 @@
-import type { ArgsFacts } from './span-facts.js';
+import type { ArgsFacts, MessageCall } from './span-facts.js';
 
 /** OpenInference's placeholder for hidden inputs and outputs. */
 export const REDACTED = '__REDACTED__';
@@ -106,6 +106,31 @@ export function readArgs(value: unknown): ArgsFacts {
   }
   if (typeof value === 'object') return { args: value, usable: isRecord(value) };
   return { args: value, usable: false };
+}
+
+/**
+ * `{ name, ...readArgs(value) }` (the same reading, the same keys in the same order) without
+ * the temporary object and the spread: runs for every tool call of every message.
+ */
+export function callWithArgs(name: string, value: unknown): MessageCall {
+  if (value === undefined || value === null || value === '') return { name, usable: false };
+  if (typeof value === 'string') {
+    if (value === REDACTED) return { name, usable: false };
+    const first = firstNonSpace(value);
+    if (first === OPEN_BRACE || first === OPEN_BRACKET || first === QUOTE) {
+      let args: unknown;
+      try {
+        args = JSON.parse(value);
+      } catch (err) {
+        const error = err instanceof Error ? err.message : String(err);
+        return { name, argsRaw: value, argsError: `unparseable arguments: ${error}`, usable: false };
+      }
+      return { name, args, usable: first === OPEN_BRACE || isRecord(args) };
+    }
+    return { name, args: value, usable: false };
+  }
+  if (typeof value === 'object') return { name, args: value, usable: isRecord(value) };
+  return { name, args: value, usable: false };
 }
 
 /** An array from a JSON string or an array value; undefined otherwise. */

@@ -22,7 +22,7 @@ import type { SpanLike } from '../types.js';
 import { readToolDefinitions, responseText } from './gen-ai-messages.js';
 import { guarded } from './guarded.js';
 import { inputSize, mergeLlmFacts, NO_INPUT } from './merge-llm-facts.js';
-import { isRecord, readArgs, readArray, readMaybeJson, readString } from './read-values.js';
+import { callWithArgs, isRecord, readArgs, readArray, readMaybeJson, readString } from './read-values.js';
 import type {
   AgentFacts,
   ConventionAdapter,
@@ -148,7 +148,7 @@ export function readResponseToolCalls(value: unknown): MessageCall[] {
     if (!isRecord(item)) continue;
     const name = readString(item['toolName']);
     if (!name) continue;
-    const call: MessageCall = { name, ...readArgs(item['input'] ?? item['args']) };
+    const call = callWithArgs(name, item['input'] ?? item['args']);
     const id = readString(item['toolCallId']);
     if (id) call.callId = id;
     out.push(call);
@@ -172,7 +172,7 @@ function readPromptMessages(value: unknown): { calls: MessageCall[]; refusals: R
       if (part['type'] === 'tool-call') {
         const name = readString(part['toolName']);
         if (!name) continue;
-        const call: MessageCall = { name, ...readArgs(part['input'] ?? part['args']) };
+        const call = callWithArgs(name, part['input'] ?? part['args']);
         const id = readString(part['toolCallId']);
         if (id) call.callId = id;
         calls.push(call);

@@ -92,9 +92,10 @@ export function assignRuns(nodes: Node[], walk: TreeWalk, traceId: string, log: 
     const spanId = node.id;
     if (history[i] === 1) {
       const tool = node.role === 'tool' ? toolFacts(node) : undefined;
-      if (tool) own.history.push(historyEntry(tool, spanId, 'flag'));
+      if (tool) own.history = add(own.history, historyEntry(tool, spanId, 'flag'));
       const llm = node.role === 'llm' ? llmFacts(node) : undefined;
-      for (const call of llm?.requests ?? []) own.history.push(historyEntry(call, spanId, 'flag'));
+      for (const call of llm?.requests ?? [])
+        own.history = add(own.history, historyEntry(call, spanId, 'flag'));
       continue;
     }
     const tool = node.role === 'tool' ? toolFacts(node) : undefined;
@@ -133,17 +134,17 @@ export function assignRuns(nodes: Node[], walk: TreeWalk, traceId: string, log: 
           usable: call.usable,
         });
       }
-      for (const h of llm.hints ?? []) own.hints.push(withField(h, 'spanId', spanId));
+      for (const h of llm.hints ?? []) own.hints = add(own.hints, withField(h, 'spanId', spanId));
       for (const c of input.inputCalls) {
         // Inputs repeat the run's own earlier requests: those are decided already (not history).
         if (!c.fromHistory && c.callId !== undefined && own.requestIds.has(c.callId)) continue;
-        own.inputCalls.push(withField(c, 'spanId', spanId));
+        own.inputCalls = add(own.inputCalls, withField(c, 'spanId', spanId));
       }
       // A result for a call that ran explains nothing; keep only what may explain a request-only call.
       for (const r of input.refusals) {
-        if (r.callId === undefined || !executedIds(own).has(r.callId)) own.refusals.push(r);
+        if (r.callId === undefined || !executedIds(own).has(r.callId)) own.refusals = add(own.refusals, r);
       }
-      for (const r of llm.refusals ?? NO_REFUSALS) own.refusals.push(r);
+      for (const r of llm.refusals ?? NO_REFUSALS) own.refusals = add(own.refusals, r);
       if (llm.toolDefinitions && !own.llmDefinitions) own.llmDefinitions = llm.toolDefinitions;
     }
   }
@@ -221,15 +222,15 @@ function createRun(
     aliases: NO_ALIASES,
     requests: [],
     requestIds: NO_IDS,
-    hints: [],
-    inputCalls: [],
-    refusals: facts?.refusals ? [...facts.refusals] : [],
-    history: [],
+    hints: NONE,
+    inputCalls: NONE,
+    refusals: facts?.refusals ? [...facts.refusals] : NONE,
+    history: NONE,
     ownError: false,
     lastLlm: undefined,
     llmDefinitions: undefined,
   };
-  for (const h of facts?.history ?? []) st.history.push(withField(h, 'spanId', node.id));
+  for (const h of facts?.history ?? []) st.history = add(st.history, withField(h, 'spanId', node.id));
   return st;
 }
 /** The implicit run is named after its outermost span (LangGraph names its root CHAIN after the agent). */
@@ -246,7 +247,7 @@ function addExecution(st: RunState, node: Node, f: ToolFacts): void {
   if (f.notRun) {
     const refusal: RefusalFacts = { name: f.name, text: f.errorMessage ?? 'rejected before the tool ran' };
     if (f.callId !== undefined) refusal.callId = f.callId;
-    st.refusals.push(refusal);
+    st.refusals = add(st.refusals, refusal);
     return;
   }
   const exec: ToolExecution = {
@@ -278,6 +279,14 @@ function addExecution(st: RunState, node: Node, f: ToolFacts): void {
     if (st.aliases === NO_ALIASES) st.aliases = new Map();
     st.aliases.set(exec, f.aliases);
   }
+}
+/** The empty list of a run that has none of these yet: never written (see `add`). */
+const NONE: never[] = [];
+/** `list` with `item` appended: a list of its own on the first item, so runs with none allocate none. */
+function add<T>(list: T[], item: T): T[] {
+  if (list === NONE) return [item];
+  list.push(item);
+  return list;
 }
 /** Never written: replaced by phases 9 and 10 before the run is returned. */
 const UNSET: never[] = [];
