@@ -191,28 +191,18 @@ export class FollowedTraces {
       const nested = held.agent !== undefined;
       if (!nested || !this._allRulesRootOnly) {
         const identity = spanIdentity(span, nested, this._rulesReadAttributes);
-        if (state.mode === TraceMode.SAMPLED_OUT) {
-          view = this._runs.skipped(
-            identity,
-            subjectOf(span, identity.agent),
-            span,
-            placement,
-            'sampled_out',
-          );
-        } else if (matchRules(identity, this._policy).length > 0) {
+        let reason: string | undefined;
+        if (state.mode === TraceMode.SAMPLED_OUT) reason = 'sampled_out';
+        else if (matchRules(identity, this._policy).length > 0) {
           // Matched no rule when it started, one now: its spans were not held.
           this._problems.report(
             'matched_after_start',
             `agent span ${spanId} matched no rule when it started and matches one as it ends (attributes set later): its run gets an incomplete_trace record`,
           );
-          view = this._runs.skipped(
-            identity,
-            subjectOf(span, identity.agent),
-            span,
-            placement,
-            'incomplete_trace',
-          );
+          reason = 'incomplete_trace';
         }
+        if (reason !== undefined)
+          view = this._runs.skipped(identity, subjectOf(span, identity.agent), span, placement, reason);
       }
     } else if (held.role === SpanRole.TOOL && this._live.enabled) {
       this._live.toolEnded(state.traceId, held.agent, span, spanId);
