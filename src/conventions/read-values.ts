@@ -68,8 +68,12 @@ export function readJsonStructure(value: unknown): unknown {
   if (typeof value !== 'string') return value;
   const first = firstNonSpace(value);
   if (first !== OPEN_BRACE && first !== OPEN_BRACKET) return undefined;
-  const parsed = parseJson(value);
-  return parsed.ok ? parsed.value : undefined;
+  // Parsed in place (no result object): messages of every model span come through here.
+  try {
+    return JSON.parse(value);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The code of the first character that is not JSON whitespace, or -1. */

@@ -157,6 +157,11 @@ function joinRequests(
       );
   }
 
+  // Nothing left to join (every request answered by its call id, the usual case): no queues to build.
+  let open = false;
+  for (const p of pending) if (!p.request.execution) open = true;
+  if (!open) return;
+
   // Name + canonical arguments, only where ids cannot disagree. A request whose only
   // argument is a string also answers to that string (OpenInference unwraps it: `input.value = "Paris"`).
   const anyByKey = new Map<string, { list: ToolRequest[]; next: number }>();
