@@ -22,7 +22,9 @@ import {
 
 /**
  * Reconstruction and the convention adapters against their previous implementations (kept
- * verbatim under `reference/`): every recorded fixture and seeded random traces of every
+ * verbatim under `reference/`: the modules this round changed, and the phases that share
+ * their working types — walk-tree, build-history, reparent-handoffs —; unchanged leaves such
+ * as canonical-args, guarded and merge-llm-facts are imported from src): every recorded fixture and seeded random traces of every
  * convention (nested runs, request-only calls, history, errors, hostile values) must give
  * the same runs and problems, key order included (JSON text), with the same values
  * (undefined-valued keys, NaN and -0 kept apart by toStrictEqual); offline, with the

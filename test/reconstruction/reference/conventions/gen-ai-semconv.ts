@@ -1,3 +1,5 @@
+import { guarded } from '../../../../src/conventions/guarded.js';
+import { inputSize, mergeLlmFacts, NO_INPUT } from '../../../../src/conventions/merge-llm-facts.js';
 import {
   ADK_CALL_ID_NOT_SPECIFIED,
   ADK_MERGED_TOOL_NAME,
@@ -29,8 +31,6 @@ import {
 } from '../../../../src/semconv.js';
 import type { SpanLike } from '../../../../src/types.js';
 import { historyOf, readToolDefinitions, responseText, scanGenAiMessages } from './gen-ai-messages.js';
-import { guarded } from './guarded.js';
-import { inputSize, mergeLlmFacts, NO_INPUT } from './merge-llm-facts.js';
 import { isRecord, readArgs, readJsonStructure, readMaybeJson, readString } from './read-values.js';
 import type {
   AgentFacts,

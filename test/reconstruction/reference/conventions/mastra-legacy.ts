@@ -1,3 +1,5 @@
+import { guarded } from '../../../../src/conventions/guarded.js';
+import { NO_INPUT } from '../../../../src/conventions/merge-llm-facts.js';
 import {
   ATTR_GEN_AI_AGENT_ID,
   ATTR_GEN_AI_AGENT_NAME,
@@ -13,8 +15,6 @@ import {
   MASTRA_OPERATION_TOOL_EXECUTE,
 } from '../../../../src/semconv.js';
 import type { SpanLike } from '../../../../src/types.js';
-import { guarded } from './guarded.js';
-import { NO_INPUT } from './merge-llm-facts.js';
 import { isRecord, readArgs, readJsonStructure, readMaybeJson, readString } from './read-values.js';
 import type {
   AgentFacts,

@@ -1,3 +1,5 @@
+import { guarded } from '../../../../src/conventions/guarded.js';
+import { inputSize, mergeLlmFacts, NO_INPUT } from '../../../../src/conventions/merge-llm-facts.js';
 import {
   ATTR_AGNO_AGENT_ID,
   ATTR_AGNO_TEAM_ID,
@@ -15,8 +17,6 @@ import {
 } from '../../../../src/semconv.js';
 import type { SpanLike, ToolDefinition } from '../../../../src/types.js';
 import { readToolDefinitions } from './gen-ai-messages.js';
-import { guarded } from './guarded.js';
-import { inputSize, mergeLlmFacts, NO_INPUT } from './merge-llm-facts.js';
 import {
   isRecord,
   REDACTED,

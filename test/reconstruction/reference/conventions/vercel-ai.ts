@@ -1,3 +1,5 @@
+import { guarded } from '../../../../src/conventions/guarded.js';
+import { inputSize, mergeLlmFacts, NO_INPUT } from '../../../../src/conventions/merge-llm-facts.js';
 import {
   ATTR_AI_OPERATION_ID,
   ATTR_AI_PROMPT,
@@ -20,8 +22,6 @@ import {
 } from '../../../../src/semconv.js';
 import type { SpanLike } from '../../../../src/types.js';
 import { readToolDefinitions, responseText } from './gen-ai-messages.js';
-import { guarded } from './guarded.js';
-import { inputSize, mergeLlmFacts, NO_INPUT } from './merge-llm-facts.js';
 import { isRecord, readArgs, readArray, readMaybeJson, readString } from './read-values.js';
 import type {
   AgentFacts,

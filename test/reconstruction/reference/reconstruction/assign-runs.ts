@@ -1,7 +1,7 @@
+import { NO_INPUT } from '../../../../src/conventions/merge-llm-facts.js';
 import { ATTR_TRACELOOP_ENTITY_NAME, ATTR_TRACELOOP_WORKFLOW_NAME } from '../../../../src/semconv.js';
 import type { AgentRun, SpanLike, ToolExecution, ToolRequest } from '../../../../src/types.js';
 import { mergeAttributes, withField } from '../../../../src/util/merge-attributes.js';
-import { NO_INPUT } from '../conventions/merge-llm-facts.js';
 import { readString } from '../conventions/read-values.js';
 import type { LlmFacts, MessageCall, RefusalFacts, ToolFacts } from '../conventions/span-facts.js';
 import { historyEntry } from './build-history.js';

@@ -1,3 +1,4 @@
+import { canonicalArgs } from '../../../../src/reconstruction/canonical-args.js';
 import type {
   AgentRun,
   HistoryCall,
@@ -16,7 +17,6 @@ import type {
   SpanRole,
   ToolFacts,
 } from '../conventions/span-facts.js';
-import { canonicalArgs } from './canonical-args.js';
 import type { SpanReading } from './read-facts.js';
 
 /**
