@@ -136,40 +136,53 @@ const JUDGED_TOOLS = [
  * and results (the HTTP/DB spans under them are not held).
  */
 function judgedRun(k: number): SpanLike[] {
-  const factory = new SpanFactory(k.toString(16).padStart(32, '0'));
-  const agent = factory.make(
-    'invoke_agent refund-agent',
-    { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'refund-agent' },
-    { end: null },
-  );
+  const traceId = k.toString(16).padStart(32, '0');
+  let clock = 1_764_000_000_000 + k * 100;
+  let id = 0;
+  // Every field in one literal, as the run builder converts held spans (one hidden class).
+  const span = (name: string, parentSpanId: string | undefined, attributes: Record<string, unknown>) => {
+    const startTime = clock++;
+    const s: SpanLike = {
+      traceId,
+      spanId: (++id).toString(16).padStart(16, '0'),
+      parentSpanId,
+      name,
+      kind: 0,
+      startTime,
+      endTime: startTime + 0.5,
+      status: { code: 0 },
+      attributes,
+      events: [],
+      resource: { 'service.name': 'bench' },
+      scope: { name: 'bench' },
+      droppedAttributesCount: undefined,
+    };
+    return s;
+  };
+  const agent = span('invoke_agent refund-agent', undefined, {
+    'gen_ai.operation.name': 'invoke_agent',
+    'gen_ai.agent.name': 'refund-agent',
+  });
+  agent.endTime = undefined;
   const spans = [agent];
   let tool = 0;
   for (let turn = 0; turn < 4; turn++) {
     spans.push(
-      factory.make(
-        'chat mock-model',
-        { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'mock-model' },
-        { parent: agent },
-      ),
+      span('chat mock-model', agent.spanId, {
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.request.model': 'mock-model',
+      }),
     );
     for (let t = 0; t < (turn === 3 ? 0 : 2); t++, tool++) {
       const name = JUDGED_TOOLS[tool]!;
       spans.push(
-        factory.make(
-          `execute_tool ${name}`,
-          {
-            'gen_ai.operation.name': 'execute_tool',
-            'gen_ai.tool.name': name,
-            'gen_ai.tool.call.id': `call_${k}_${tool}`,
-            'gen_ai.tool.call.arguments': JSON.stringify({
-              order_id: 'A1024',
-              include_history: true,
-              n: tool,
-            }),
-            'gen_ai.tool.call.result': '{"status":"delivered"}',
-          },
-          { parent: agent },
-        ),
+        span(`execute_tool ${name}`, agent.spanId, {
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': name,
+          'gen_ai.tool.call.id': `call_${k}_${tool}`,
+          'gen_ai.tool.call.arguments': JSON.stringify({ order_id: 'A1024', include_history: true, n: tool }),
+          'gen_ai.tool.call.result': '{"status":"delivered"}',
+        }),
       );
     }
   }
@@ -269,6 +282,8 @@ function median(xs: number[]): number {
 }
 
 export async function run(): Promise<BenchReport> {
+  // First, before the large trace fills the heap and the other shapes reach the same code.
+  const judged = judgedRunCost();
   // 5 turns: 6 LLM spans (5 turns + final, plus the member's), 10 tool spans + the member's.
   const small = buildTrace(5, 'a'.repeat(32));
   const smallStats = shape(small);
@@ -324,7 +339,7 @@ export async function run(): Promise<BenchReport> {
       row(`realistic (${smallStats}), ${repeats} distinct traces`, small.length, d),
       row('realistic, the same trace again (cache-hot)', small.length, h),
       row(`large (${largeTurns} turns, same blocks)`, large.length, l),
-      ...judgedRunCost(),
+      ...judged,
     ],
     notes: [
       `${ROUNDS} interleaved rounds after warm-up, medians; each realistic timing covers ${repeats} traces (~${(repeats * small.length).toLocaleString('en-US')} spans), like one large trace.`,
