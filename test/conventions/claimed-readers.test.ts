@@ -1,0 +1,102 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { CONVENTION_ADAPTERS, classifySpan } from '../../src/conventions/classify.js';
+import { spansFromOtlpJson } from '../../src/conventions/from-otlp-json.js';
+import { NO_INPUT } from '../../src/conventions/merge-llm-facts.js';
+import type { SpanLike } from '../../src/types.js';
+
+/**
+ * Reconstruction classifies a span once and then reads it through the claiming adapter's
+ * `claimed` readers, which skip the role check. They must read exactly what the public
+ * readers read for a span of that role, and the classification objects are shared.
+ */
+
+const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));
+
+function allSpans(dir: string): SpanLike[] {
+  const out: SpanLike[] = [];
+  for (const name of readdirSync(dir).sort()) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out.push(...allSpans(path));
+    else if (name.endsWith('.otlp.json'))
+      out.push(...spansFromOtlpJson(JSON.parse(readFileSync(path, 'utf8'))));
+  }
+  return out;
+}
+
+describe('claimed readers', () => {
+  const spans = allSpans(fixtures);
+
+  it('every default adapter has them', () => {
+    for (const adapter of CONVENTION_ADAPTERS) expect(adapter.claimed, adapter.name).toBeDefined();
+  });
+
+  it('read what the public readers read, for every recorded span of the role the adapter gave it', () => {
+    const seen = new Map<string, number>();
+    for (const span of spans) {
+      for (const adapter of CONVENTION_ADAPTERS) {
+        const role = adapter.role(span);
+        const claimed = adapter.claimed!;
+        const label = `${adapter.name} ${role} ${span.name}`;
+        if (role === 'tool') expect(claimed.tool(span), label).toStrictEqual(adapter.tool(span));
+        else if (role === 'agent') expect(claimed.agent(span), label).toStrictEqual(adapter.agent(span));
+        else if (role === 'llm') {
+          expect(claimed.llmOutput(span), label).toStrictEqual(adapter.llmOutput(span));
+          expect(claimed.llmInput(span), label).toStrictEqual(adapter.llmInput(span));
+        } else continue;
+        seen.set(`${adapter.name} ${role}`, (seen.get(`${adapter.name} ${role}`) ?? 0) + 1);
+      }
+    }
+    // The fixtures reach every adapter's tool, agent and model readers.
+    expect([...seen.keys()].sort()).toEqual(
+      expect.arrayContaining([
+        'ai_sdk agent',
+        'ai_sdk llm',
+        'ai_sdk tool',
+        'gen_ai agent',
+        'gen_ai llm',
+        'gen_ai tool',
+        'mastra agent',
+        'mastra llm',
+        'mastra tool',
+        'openinference agent',
+        'openinference llm',
+        'openinference tool',
+      ]),
+    );
+  });
+
+  it('are not asked for a role the adapter did not give: the public readers refuse such spans', () => {
+    const genAi = CONVENTION_ADAPTERS[0]!;
+    const chat: SpanLike = {
+      traceId: 't',
+      spanId: 's',
+      name: 'chat gpt',
+      kind: 0,
+      startTime: 1,
+      status: { code: 0 },
+      attributes: { 'gen_ai.operation.name': 'chat' },
+      events: [],
+    };
+    expect(genAi.tool(chat)).toBeUndefined();
+    expect(genAi.agent(chat)).toBeUndefined();
+    expect(genAi.llmInput({ ...chat, attributes: { 'gen_ai.operation.name': 'execute_tool' } })).toBe(
+      NO_INPUT,
+    );
+  });
+
+  it('classification objects are shared per adapter and role, and say the same as a fresh one', () => {
+    for (const span of spans) {
+      const a = classifySpan(span);
+      const b = classifySpan(span);
+      expect(a).toBe(b);
+      // A custom adapter list gets its own objects with the same content.
+      const custom = classifySpan(span, [...CONVENTION_ADAPTERS]);
+      if (a.adapter !== undefined) expect(custom).not.toBe(a);
+      expect(custom.role).toBe(a.role);
+      expect(custom.adapter).toBe(a.adapter);
+    }
+  });
+});
