@@ -30,7 +30,7 @@ export interface AssignedRuns {
  */
 export function assignRuns(nodes: Node[], walk: TreeWalk, traceId: string, log: ProblemLog): AssignedRuns {
   const n = nodes.length;
-  const { order, history, runAgent, toolBetween, implicit } = walk;
+  const { order, visited, history, runAgent, toolBetween, implicit } = walk;
   // 7. Runs, and what each span contributes to the run that owns it.
   const stateOf: Array<RunState | undefined> = new Array(n);
   // The run span that owns each node (the node itself for run spans), and each run span's parent run span.
@@ -40,7 +40,8 @@ export function assignRuns(nodes: Node[], walk: TreeWalk, traceId: string, log: 
   const insideTool = u8(5, n);
   const states: RunState[] = [];
   const topLevel: AgentRun[] = [];
-  for (const i of order) {
+  for (let k = 0; k < visited; k++) {
+    const i = order[k]!;
     const node = nodes[i]!;
     const p = node.parent;
     let cand = p === -1 ? -1 : ctxRun[p]!;
@@ -250,25 +251,56 @@ function addExecution(st: RunState, node: Node, f: ToolFacts): void {
     st.refusals = add(st.refusals, refusal);
     return;
   }
-  const exec: ToolExecution = {
-    name: f.name,
-    argsSource: f.args !== undefined || f.argsRaw !== undefined ? 'span' : 'none',
-    status: f.status,
-    fromHistory: false,
-    requestOnly: false,
-    spanId: node.id,
-    start: node.start,
-    run: st.run,
-    convention: f.convention,
-  };
-  if (f.callId !== undefined) exec.callId = f.callId;
-  if (f.args !== undefined) exec.args = f.args;
-  if (f.argsRaw !== undefined) exec.argsRaw = f.argsRaw;
-  if (f.argsError !== undefined) exec.argsError = f.argsError;
-  if (f.result !== undefined) exec.result = f.result;
-  if (f.errorType !== undefined) exec.errorType = f.errorType;
-  if (f.errorMessage !== undefined) exec.errorMessage = f.errorMessage;
-  if (node.end !== undefined) exec.end = node.end;
+  const argsSource = f.args !== undefined || f.argsRaw !== undefined ? 'span' : 'none';
+  let exec: ToolExecution;
+  if (
+    f.callId !== undefined &&
+    f.args !== undefined &&
+    f.argsRaw === undefined &&
+    f.argsError === undefined &&
+    f.result !== undefined &&
+    f.errorType === undefined &&
+    f.errorMessage === undefined &&
+    node.end !== undefined
+  ) {
+    // The usual execution in one literal, the same keys in the same order as below: added one by
+    // one, the optional keys outgrow the literal's room and allocate a property store.
+    exec = {
+      name: f.name,
+      argsSource,
+      status: f.status,
+      fromHistory: false,
+      requestOnly: false,
+      spanId: node.id,
+      start: node.start,
+      run: st.run,
+      convention: f.convention,
+      callId: f.callId,
+      args: f.args,
+      result: f.result,
+      end: node.end,
+    };
+  } else {
+    exec = {
+      name: f.name,
+      argsSource,
+      status: f.status,
+      fromHistory: false,
+      requestOnly: false,
+      spanId: node.id,
+      start: node.start,
+      run: st.run,
+      convention: f.convention,
+    };
+    if (f.callId !== undefined) exec.callId = f.callId;
+    if (f.args !== undefined) exec.args = f.args;
+    if (f.argsRaw !== undefined) exec.argsRaw = f.argsRaw;
+    if (f.argsError !== undefined) exec.argsError = f.argsError;
+    if (f.result !== undefined) exec.result = f.result;
+    if (f.errorType !== undefined) exec.errorType = f.errorType;
+    if (f.errorMessage !== undefined) exec.errorMessage = f.errorMessage;
+    if (node.end !== undefined) exec.end = node.end;
+  }
   st.executions.push(exec);
   st.execNodes.push(node);
   if (!f.usable) {

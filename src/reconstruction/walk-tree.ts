@@ -4,7 +4,9 @@ import { i32, type Node, sortIndexesIfNeeded, u8 } from './trace-model.js';
 
 /** Per node (by index), what the pre-order walk found; `order` lists nodes parents first. */
 export interface TreeWalk {
-  order: number[];
+  /** Node indexes, parents first: the first `visited` entries of a pooled array. */
+  order: Int32Array;
+  visited: number;
   /** 1 for a span flagged as history, or below one. */
   history: Uint8Array;
   /** 1 for an agent span that is a run (not history, not a wrapper). */
@@ -37,7 +39,9 @@ export function walkTree(nodes: Node[]): TreeWalk {
     if (node.children && node.children.length > 1) sortIndexesIfNeeded(node.children, nodes);
 
   // 6. Pre-order walk: history flags, nearest agent ancestor, implicit-run anchors.
-  const order: number[] = [];
+  // Pooled: each node is visited at most once, so both hold at most n entries.
+  const order = i32(5, n, 0);
+  let visited = 0;
   const history = u8(1, n);
   const runAgent = u8(2, n);
   const agentAnc = i32(1, n, -1);
@@ -45,11 +49,12 @@ export function walkTree(nodes: Node[]): TreeWalk {
   // A tool span lies between the node and its nearest agent ancestor (agent-as-tool, delegation).
   const toolBetween = u8(3, n);
   {
-    const stack: number[] = [];
-    for (let r = roots.length - 1; r >= 0; r--) stack.push(roots[r]!);
-    while (stack.length > 0) {
-      const i = stack.pop()!;
-      order.push(i);
+    const stack = i32(6, n, 0);
+    let top = 0;
+    for (let r = roots.length - 1; r >= 0; r--) stack[top++] = roots[r]!;
+    while (top > 0) {
+      const i = stack[--top]!;
+      order[visited++] = i;
       const node = nodes[i]!;
       const p = node.parent;
       history[i] =
@@ -63,7 +68,7 @@ export function walkTree(nodes: Node[]): TreeWalk {
         anchor[i] = nodes[p]!.role === 'tool' && node.role !== 'tool' ? i : anchor[p]!;
       }
       const children = node.children;
-      if (children) for (let c = children.length - 1; c >= 0; c--) stack.push(children[c]!);
+      if (children) for (let c = children.length - 1; c >= 0; c--) stack[top++] = children[c]!;
     }
   }
   const implicit = u8(4, n);
@@ -73,7 +78,7 @@ export function walkTree(nodes: Node[]): TreeWalk {
     if (node.role === 'tool' || (node.role === 'llm' && node.hasRequests === true)) implicit[anchor[i]!] = 1;
   }
 
-  return { order, history, runAgent, toolBetween, implicit };
+  return { order, visited, history, runAgent, toolBetween, implicit };
 }
 
 /** The OpenAI Agents bridge's synthetic trace root (the SDK's default workflow name). */
