@@ -253,7 +253,9 @@ function judgedRunCost(): Array<Record<string, string | number>> {
       const t0 = performance.now();
       phase();
       const us = ((performance.now() - t0) * 1000) / runs;
-      if (r >= 2) (times[name] ??= []).push(us);
+      if (r < 2) continue;
+      times[name] ??= [];
+      times[name].push(us);
     }
   }
   const parse = median(times['parse']!);
