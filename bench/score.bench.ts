@@ -14,6 +14,10 @@
  *   installed `toolwatch` bin runs. tsx's transform keeps function names by wrapping every
  *   closure it creates, which the shipped code does not pay.
  *
+ * CPU times are taken inside each child after its static imports, so they leave out node's
+ * start-up and the CLI's module loading; the "whole process" column puts both back (built CLI
+ * against the pass under plain node), and a note gives the start-up on an empty file.
+ *
  * The tsx children run under the same loader, so the loader's cost is in all of them.
  */
 import { execFile, spawnSync } from 'node:child_process';
@@ -80,7 +84,12 @@ async function generate(path: string, runs: number): Promise<number> {
   return (await stat(path)).size;
 }
 
+/** CPU of the whole process so far: node's own start-up and module loading included. */
+const PROCESS_CPU =
+  'const processCpuMs = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };';
+
 const BASELINE = `
+${PROCESS_CPU}
 import { createReadStream } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 const start = performance.now();
@@ -98,7 +107,7 @@ for await (const chunk of createReadStream(process.argv[2])) {
   }
   carry = text.slice(from);
 }
-console.log(JSON.stringify({ ms: performance.now() - start, records, maxRssKb: process.resourceUsage().maxRSS, cpuMs: cpuMs() }));
+console.log(JSON.stringify({ ms: performance.now() - start, records, maxRssKb: process.resourceUsage().maxRSS, cpuMs: cpuMs(), processCpuMs: processCpuMs() }));
 `;
 
 /** The same streaming pass plus OTLP decoding of each record (toolwatch's decoder, no judging). */
@@ -125,6 +134,7 @@ console.log(JSON.stringify({ ms: performance.now() - start, spans, maxRssKb: pro
 `;
 
 const SCORE = (mainPath: string) => `
+${PROCESS_CPU}
 import { main } from ${JSON.stringify(mainPath)};
 const start = performance.now();
 const cpu0 = process.cpuUsage();
@@ -134,14 +144,21 @@ const code = await main(['score', process.argv[2], '--policy', process.argv[3], 
   stdout: () => {},
   stderr: (t) => { summary += t; },
 });
-console.log(JSON.stringify({ ms: performance.now() - start, code, summary: summary.trim(), maxRssKb: process.resourceUsage().maxRSS, cpuMs: cpuMs() }));
+console.log(JSON.stringify({ ms: performance.now() - start, code, summary: summary.trim(), maxRssKb: process.resourceUsage().maxRSS, cpuMs: cpuMs(), processCpuMs: processCpuMs() }));
 `;
 
 function child(
   script: string,
   args: string[],
   runner = tsx,
-): Promise<{ ms: number; cpuMs: number; maxRssKb: number; summary?: string; code?: number }> {
+): Promise<{
+  ms: number;
+  cpuMs: number;
+  processCpuMs?: number;
+  maxRssKb: number;
+  summary?: string;
+  code?: number;
+}> {
   return new Promise((resolve, reject) => {
     execFile(runner, [script, ...args], { cwd: root, maxBuffer: 1 << 24 }, (err, stdout, stderr) => {
       if (err) reject(new Error(`${err.message}\n${stderr}`));
@@ -179,6 +196,26 @@ export async function run(): Promise<BenchReport> {
     );
     const builtScript = join(built, 'score.mjs');
     await writeFile(builtScript, SCORE(join(built, 'dist/cli/main.js')));
+    // Start-up: the built CLI on an empty file against node starting and exiting (whole
+    // processes, fastest of three): what every invocation pays before reading a record.
+    const empty = join(dir, 'empty.jsonl');
+    const bareScript = join(dir, 'bare.mjs');
+    await writeFile(empty, '');
+    await writeFile(
+      bareScript,
+      `${PROCESS_CPU}\nconsole.log(JSON.stringify({ processCpuMs: processCpuMs() }));`,
+    );
+    const fastest = async (script: string, args: string[]) => {
+      let best = Number.POSITIVE_INFINITY;
+      for (let i = 0; i < 3; i++)
+        best = Math.min(best, (await child(script, args, process.execPath)).processCpuMs!);
+      return best;
+    };
+    const startCli = await fastest(builtScript, [empty, policy]);
+    const startNode = await fastest(bareScript, []);
+    notes.push(
+      `start-up (built CLI on an empty file, whole process): ${Math.round(startCli)} ms of CPU; node alone ${Math.round(startNode)} ms`,
+    );
     let rss25: number | undefined;
     for (const runs of SIZES) {
       const file = join(dir, `runs-${runs}.jsonl`);
@@ -194,7 +231,14 @@ export async function run(): Promise<BenchReport> {
         await child(builtScript, [file, policy], process.execPath),
         await child(builtScript, [file, policy], process.execPath),
       ];
+      // The pass under plain node too, for the whole-process comparison with the built CLI
+      // (under tsx its start-up would carry the loader's).
+      const plain = [
+        await child(baselineScript, [file], process.execPath),
+        await child(baselineScript, [file], process.execPath),
+      ];
       const c = shipped.reduce((x, y) => (x.ms <= y.ms ? x : y));
+      const p = plain.reduce((x, y) => (x.ms <= y.ms ? x : y));
       const d = decoded.reduce((x, y) => (x.ms <= y.ms ? x : y));
       const b = base.reduce((x, y) => (x.ms <= y.ms ? x : y));
       const s = score.reduce((x, y) => (x.ms <= y.ms ? x : y));
@@ -210,6 +254,10 @@ export async function run(): Promise<BenchReport> {
         'built score (node dist/) ÷ JSON.parse': Number((c.ms / b.ms).toFixed(2)),
         'CPU time: score ÷ JSON.parse': Number((s.cpuMs / b.cpuMs).toFixed(2)),
         'CPU time: built ÷ JSON.parse': Number((c.cpuMs / b.cpuMs).toFixed(2)),
+        // Both whole processes: node's start-up, and for the CLI loading its modules, included.
+        'CPU time, whole process: built ÷ JSON.parse (node)': Number(
+          (c.processCpuMs! / p.processCpuMs!).toFixed(2),
+        ),
         'score peak RSS MB': Math.round(rssMb),
         'JSON.parse peak RSS MB': Math.round(Math.max(...base.map((x) => x.maxRssKb)) / 1024),
         'RSS ÷ RSS at 25k': Number((rssMb / rss25!).toFixed(2)),
