@@ -10,8 +10,7 @@ import type { Policy } from '../types.js';
 import type { LiveChecks } from './live-checks.js';
 import type { PolicyTraits } from './policy-traits.js';
 import type { ProblemLog } from './problem-log.js';
-import { parentIdOf, spanIdentity, subjectOf } from './run-builder.js';
-import type { RunEvaluator } from './run-evaluator.js';
+import { announcedRuleMatches, parentIdOf, spanIdentity, subjectOf } from './run-builder.js';
 import type { RunJudge } from './run-judge.js';
 import {
   NO_SCOPE,
@@ -28,7 +27,6 @@ export interface FollowedTracesOptions {
   buffer: TraceBuffer;
   live: LiveChecks;
   runs: RunJudge;
-  evaluator: RunEvaluator;
   problems: ProblemLog;
 }
 
@@ -43,7 +41,6 @@ export class FollowedTraces {
   private readonly _buffer: TraceBuffer;
   private readonly _live: LiveChecks;
   private readonly _runs: RunJudge;
-  private readonly _evaluator: RunEvaluator;
   private readonly _problems: ProblemLog;
   private readonly _allRulesRootOnly: boolean;
   private readonly _rulesReadAttributes: boolean;
@@ -55,7 +52,6 @@ export class FollowedTraces {
     this._buffer = options.buffer;
     this._live = options.live;
     this._runs = options.runs;
-    this._evaluator = options.evaluator;
     this._problems = options.problems;
     this._allRulesRootOnly = options.traits.allRulesRootOnly;
     this._rulesReadAttributes = options.traits.rulesReadAttributes;
@@ -112,7 +108,7 @@ export class FollowedTraces {
     )
       return false;
     // The common case, a rule for the name the span announces: followed in full, no adapter read.
-    if (this._evaluator.ruleForAnnounced(span, false)) return false;
+    if (announcedRuleMatches(span, false, this._policy)) return false;
     // A name not stated yet (an attribute set after start is common) may still match a rule:
     // followed in full rather than risk an incomplete record for a run that could be judged.
     if (!announcesAgentName(span.name, attributes)) return false;

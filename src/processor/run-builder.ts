@@ -2,10 +2,10 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { classifySpan } from '../conventions/classify.js';
 import { fromReadableSpan, hrTimeToMs } from '../conventions/from-readable-span.js';
 import { agentNameOf, SpanRole } from '../conventions/span-role.js';
-import type { RunIdentity } from '../evaluation/match-rules.js';
+import { type RunIdentity, ruleMatches } from '../evaluation/match-rules.js';
 import { readAhead, type SpanReading } from '../reconstruction/read-facts.js';
 import { reconstructTrace } from '../reconstruction/reconstruct-trace.js';
-import type { ReconstructedTrace, SpanEventLike, SpanLike, StatusCode } from '../types.js';
+import type { Policy, ReconstructedTrace, SpanEventLike, SpanLike, StatusCode } from '../types.js';
 import { mergeAttributes } from '../util/merge-attributes.js';
 import type { SpanEntry, TraceState } from './trace-buffer.js';
 
@@ -139,6 +139,18 @@ export function highResolutionStart(span: ReadableSpan, readClock = true): numbe
   if (sdk._startTimeProvided === true) return undefined;
   if (typeof sdk._performanceStartTime === 'number') return TIME_ORIGIN + sdk._performanceStartTime;
   return readClock ? TIME_ORIGIN + performance.now() : undefined;
+}
+
+/**
+ * Whether some rule matches the name the agent span announces (cheap: no adapter read). Only
+ * meaningful when no rule matches on attributes: the announced identity carries none of the
+ * resource's.
+ */
+export function announcedRuleMatches(span: ReadableSpan, nested: boolean, policy: Policy): boolean {
+  const attributes = span.attributes;
+  const announced: RunIdentity = { agent: agentNameOf(span.name, attributes), attributes, nested };
+  for (const rule of policy.rules) if (ruleMatches(announced, rule.match)) return true;
+  return false;
 }
 
 /** Whom a verdict is about: the run span and the agent's name. */

@@ -1,8 +1,8 @@
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { agentNameOf, SpanRole, spanRole } from '../conventions/span-role.js';
+import { SpanRole, spanRole } from '../conventions/span-role.js';
 import type { ToolwatchMetrics } from '../emission/metrics.js';
 import type { Placement } from '../emission/verdict-writer.js';
-import { matchRules, type RunIdentity, ruleMatches, runIdentity } from '../evaluation/match-rules.js';
+import { matchRules, runIdentity } from '../evaluation/match-rules.js';
 import { isSampled } from '../evaluation/sampling.js';
 import { findRun, runsInOrder } from '../reconstruction/run-tree.js';
 import type { AgentRun, Policy } from '../types.js';
@@ -10,7 +10,7 @@ import type { LiveChecks } from './live-checks.js';
 import type { PendingJudges } from './pending-judges.js';
 import type { PolicyTraits } from './policy-traits.js';
 import type { ProblemLog } from './problem-log.js';
-import { parentIdOf, rebuildRuns, spanIdentity, subjectOf } from './run-builder.js';
+import { announcedRuleMatches, parentIdOf, rebuildRuns, spanIdentity, subjectOf } from './run-builder.js';
 import { contextOnly, type RunJudge } from './run-judge.js';
 import {
   hasAgentAbove,
@@ -90,7 +90,7 @@ export class RunEvaluator {
       return this._runs.skipped(identity, subjectOf(span, identity.agent), span, placement, 'sampled_out');
     }
     const single = !state.seenLate && state.agents === 1 && state.looseTools === 0;
-    if (single && !this.ruleForAnnounced(span, nested)) {
+    if (single && (this._rulesReadAttributes || !announcedRuleMatches(span, nested, this._policy))) {
       // The only run the trace can hold is this one: no rule for its identity, no rebuild.
       const identity = spanIdentity(span, nested, this._rulesReadAttributes);
       if (matchRules(identity, this._policy).length === 0) return undefined;
@@ -274,14 +274,5 @@ export class RunEvaluator {
     if (nested && this._allRulesRootOnly) return undefined;
     const identity = spanIdentity(span, nested, this._rulesReadAttributes);
     return this._runs.skipped(identity, subjectOf(span, identity.agent), span, placement, 'incomplete_trace');
-  }
-
-  /** Whether some rule matches the name the agent span announces (cheap: no adapter read). */
-  ruleForAnnounced(span: ReadableSpan, nested: boolean): boolean {
-    if (this._rulesReadAttributes) return false;
-    const attributes = span.attributes;
-    const announced: RunIdentity = { agent: agentNameOf(span.name, attributes), attributes, nested };
-    for (const rule of this._policy.rules) if (ruleMatches(announced, rule.match)) return true;
-    return false;
   }
 }

@@ -188,7 +188,6 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       buffer: this._buffer,
       live,
       runs,
-      evaluator: this._evaluator,
       problems,
     });
     this._idle = policy.rules.length === 0;
