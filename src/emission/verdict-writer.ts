@@ -1,6 +1,6 @@
 import type { Attributes, HrTime, Span, SpanContext, TracerProvider } from '@opentelemetry/api';
 import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace-base';
 import { EVENT_GEN_AI_EVALUATION_RESULT } from '../semconv.js';
 import type { RedactOptions, ScorerResult, Verdict } from '../types.js';
 import { verdictAttributes } from './attributes.js';
@@ -20,7 +20,12 @@ export interface VerdictWriterOptions {
 
 /** The span limits an SDK 2.x span enforces, read where the SDK keeps them. */
 interface LimitedSpan {
-  _spanLimits?: { attributeCountLimit?: number; eventCountLimit?: number };
+  _spanLimits?: {
+    attributeCountLimit?: number;
+    eventCountLimit?: number;
+    attributePerEventCountLimit?: number;
+    attributeValueLengthLimit?: number;
+  };
   _attributesCount?: number;
 }
 
@@ -43,16 +48,20 @@ export class VerdictWriter {
    * (wrapping mode: the span has ended and cannot be written any more).
    */
   write(span: ReadableSpan, verdict: Verdict, placement: Placement): ReadableSpan | undefined {
-    return this.writeTelemetry(
+    return this._writeTelemetry(
       span,
       verdict.agent,
       verdictTelemetry(verdict, this._options.redact),
       verdict.results,
       placement,
+      false,
     );
   }
 
-  /** `write` with the telemetry already built (records that are the same for every run are built once). */
+  /**
+   * `write` with the telemetry already built, shared by every run it is written for
+   * (records that are the same for every run are built once): stored as copies.
+   */
   writeTelemetry(
     span: ReadableSpan,
     agent: string,
@@ -60,14 +69,23 @@ export class VerdictWriter {
     results: readonly ScorerResult[],
     placement: Placement,
   ): ReadableSpan | undefined {
+    return this._writeTelemetry(span, agent, telemetry, results, placement, true);
+  }
+
+  private _writeTelemetry(
+    span: ReadableSpan,
+    agent: string,
+    telemetry: VerdictTelemetry,
+    results: readonly ScorerResult[],
+    placement: Placement,
+    shared: boolean,
+  ): ReadableSpan | undefined {
     if (placement === 'view') return decoratedSpan(span, telemetry.attributes, results, this._options.redact);
     if (placement === 'inline') {
       if (hasRoom(span, telemetry.attributes, telemetry.events.length)) {
-        const writable = span as unknown as Span;
-        writable.setAttributes(telemetry.attributes);
+        (span as unknown as Span).setAttributes(telemetry.attributes);
         // Stamped with the span's end (set before \`onEnding\`): no clock read per event.
-        const time = endTimeOf(span);
-        for (const event of telemetry.events) writable.addEvent(EVENT_GEN_AI_EVALUATION_RESULT, event, time);
+        appendEvents(span, telemetry.events, endTimeOf(span), shared);
         return undefined;
       }
       this._options.problem(
@@ -145,6 +163,51 @@ function endTimeOf(span: ReadableSpan): HrTime | undefined {
   const end = span.endTime;
   if (end === undefined || (end[0] === 0 && end[1] === 0)) return undefined;
   return [end[0], end[1]];
+}
+
+/**
+ * Appends one evaluation event per attribute set to a span while it ends. The SDK's
+ * \`addEvent\` checks and copies every attribute twice; an event the SDK would store
+ * unchanged (strings, numbers and booleans, within the per-event count and value-length
+ * limits, a time given) is stored as it would be, without that work: the same object shape,
+ * copied when its attributes are shared by every run. Anything else goes through \`addEvent\`.
+ */
+function appendEvents(
+  span: ReadableSpan,
+  events: readonly Attributes[],
+  time: HrTime | undefined,
+  shared: boolean,
+): void {
+  const limits = (span as unknown as LimitedSpan)._spanLimits;
+  const stored = span.events as TimedEvent[];
+  const direct = time !== undefined && limits !== undefined && Array.isArray(stored) && span.ended === false;
+  for (const attributes of events) {
+    if (direct && storedUnchanged(attributes, limits)) {
+      stored.push({
+        name: EVENT_GEN_AI_EVALUATION_RESULT,
+        attributes: shared ? { ...attributes } : attributes,
+        time,
+        droppedAttributesCount: 0,
+      });
+    } else {
+      (span as unknown as Span).addEvent(EVENT_GEN_AI_EVALUATION_RESULT, attributes, time);
+    }
+  }
+}
+
+/** Whether the SDK would store these event attributes as they are (nothing dropped, truncated or copied differently). */
+function storedUnchanged(attributes: Attributes, limits: NonNullable<LimitedSpan['_spanLimits']>): boolean {
+  const perEvent = limits.attributePerEventCountLimit ?? Number.POSITIVE_INFINITY;
+  const length = limits.attributeValueLengthLimit ?? Number.POSITIVE_INFINITY;
+  let count = 0;
+  for (const key in attributes) {
+    const value = attributes[key];
+    if (typeof value === 'string') {
+      if (value.length > length) return false;
+    } else if (typeof value !== 'number' && typeof value !== 'boolean') return false;
+    if (++count > perEvent) return false;
+  }
+  return true;
 }
 
 /** Whether the span takes every attribute and event of a verdict without dropping any of its own. */
