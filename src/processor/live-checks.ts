@@ -4,11 +4,14 @@ import { toolArgumentsOf, toolNameOf } from '../conventions/span-role.js';
 import type { ToolwatchMetrics } from '../emission/metrics.js';
 import { runIdentity } from '../evaluation/match-rules.js';
 import { runsInOrder } from '../reconstruction/run-tree.js';
-import type { AgentRun, MisuseEvent, Policy, ToolExecution } from '../types.js';
+import type { AgentRun, MisuseEvent, MisuseKind, Policy, ToolExecution } from '../types.js';
 import { type LiveAgent, LiveMisuseMonitor } from './live-misuse.js';
 import type { ProblemLog } from './problem-log.js';
 import { spanIdentity } from './run-builder.js';
 import type { SpanEntry } from './trace-buffer.js';
+
+/** Distinct (rule, kind, tool) misuses logged through `diag` at most. */
+const MAX_LOGGED = 1000;
 
 export interface LiveChecksOptions {
   policy: Policy;
@@ -28,6 +31,13 @@ export class LiveChecks {
   /** False when no rule has live limits: the processor then skips all live work. */
   readonly enabled: boolean;
   private readonly _monitor: LiveMisuseMonitor;
+  /**
+   * The (rule, kind, tool) triples already logged. A misbehaving agent repeats the same misuse
+   * on every run: one line each would flood the application's log from its hot path. Bounded:
+   * past `MAX_LOGGED` distinct triples, nothing more is logged.
+   */
+  private readonly _logged = new Map<string, Map<MisuseKind, Set<string>>>();
+  private _loggedCount = 0;
 
   constructor(private readonly _options: LiveChecksOptions) {
     this._monitor = new LiveMisuseMonitor(_options.policy, (event) => this._report(event));
@@ -87,11 +97,30 @@ export class LiveChecks {
     return agent.live;
   }
 
+  private _firstOfItsKind(event: MisuseEvent): boolean {
+    if (this._loggedCount >= MAX_LOGGED) return false;
+    let byKind = this._logged.get(event.rule);
+    if (byKind === undefined) {
+      byKind = new Map();
+      this._logged.set(event.rule, byKind);
+    }
+    let tools = byKind.get(event.kind);
+    if (tools === undefined) {
+      tools = new Set();
+      byKind.set(event.kind, tools);
+    } else if (tools.has(event.tool)) return false;
+    tools.add(event.tool);
+    this._loggedCount++;
+    return true;
+  }
+
   private _report(event: MisuseEvent): void {
     this._options.metrics.recordMisuse(event.kind, event.tool, event.agent, event.rule);
-    diag.warn(
-      `toolwatch: ${event.kind} tool call ${event.tool} by agent ${event.agent} (rule ${event.rule})`,
-    );
+    if (this._firstOfItsKind(event)) {
+      diag.warn(
+        `toolwatch: ${event.kind} tool call ${event.tool} by agent ${event.agent} (rule ${event.rule}); further ${event.kind} calls of this tool under this rule are counted in toolwatch.tool.misuse and delivered to onMisuse, not logged`,
+      );
+    }
     const onMisuse = this._options.onMisuse;
     if (onMisuse === undefined) return;
     try {

@@ -1,8 +1,10 @@
+import { DiagLogLevel, diag } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
 import { LiveMisuseMonitor } from '../../src/processor/live-misuse.js';
 import { trajectory } from '../../src/scorers/trajectory.js';
 import type { MisuseEvent } from '../../src/types.js';
-import { fakeScorer, policyOf } from './harness.js';
+import { createMetrics, fakeScorer, pointValue, policyOf } from './harness.js';
+import { pipeline, startAgent, tool } from './tracing.js';
 
 function monitor() {
   const events: MisuseEvent[] = [];
@@ -59,5 +61,62 @@ describe('LiveMisuseMonitor', () => {
       trace_id: 't1',
       detail: { calls: 3, max_calls: 2 },
     });
+  });
+});
+
+describe('live misuse through the processor', () => {
+  it('logs each (rule, kind, tool) once through diag, and still counts and delivers every misuse', async () => {
+    const warnings: string[] = [];
+    const logger = {
+      error: () => {},
+      warn: (message: string) => warnings.push(message),
+      info: () => {},
+      debug: () => {},
+      verbose: () => {},
+    };
+    diag.setLogger(logger, { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
+    try {
+      const metrics = createMetrics();
+      const misuses: MisuseEvent[] = [];
+      const p = pipeline({
+        policy: policyOf([
+          {
+            name: 'refunds',
+            match: { agent: 'refund-*' },
+            scorers: [trajectory({ expectedTools: ['get_order'] })],
+          },
+        ]),
+        meterProvider: metrics.meterProvider,
+        onMisuse: (event) => misuses.push(event),
+      });
+      for (let run = 0; run < 5; run++) {
+        const agent = startAgent(p.tracer, 'refund-bot');
+        tool(p.tracer, 'get_order', agent);
+        tool(p.tracer, 'weather', agent);
+        if (run === 4) tool(p.tracer, 'news', agent);
+        agent.end();
+      }
+      await p.flush();
+      expect(misuses.map((m) => m.tool)).toEqual([
+        'weather',
+        'weather',
+        'weather',
+        'weather',
+        'weather',
+        'news',
+      ]);
+      const logged = warnings.filter((w) => w.includes('unexpected tool call'));
+      expect(logged).toHaveLength(2);
+      expect(logged[0]).toContain('weather');
+      expect(logged[1]).toContain('news');
+      const counter = (await metrics.collect()).get('toolwatch.tool.misuse');
+      expect(
+        pointValue(counter, { 'gen_ai.tool.name': 'weather', 'toolwatch.misuse.kind': 'unexpected' }),
+      ).toBe(5);
+      await p.provider.shutdown();
+      await metrics.shutdown();
+    } finally {
+      diag.disable();
+    }
   });
 });
