@@ -82,7 +82,7 @@ describe('live misuse through the processor', () => {
         policy: policyOf([
           {
             name: 'refunds',
-            match: { agent: 'refund-*' },
+            match: { agent: 'refund-*', rootOnly: true },
             scorers: [trajectory({ expectedTools: ['get_order'] })],
           },
         ]),
