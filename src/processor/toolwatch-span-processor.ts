@@ -307,9 +307,6 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   // -------------------------------------------------------------------------------------
   // Span end: one flow for both SDK generations
 
-  // -------------------------------------------------------------------------------------
-  // Span end: one flow for both SDK generations
-
   /** Returns the decorated view of the span for `view` placement, when it carries a verdict. */
   private _ending(span: ReadableSpan, placement: Placement): ReadableSpan | undefined {
     const buffer = this._buffer;
