@@ -11,6 +11,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Context, Span, Tracer } from '@opentelemetry/api';
 import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import type { ExportResult } from '@opentelemetry/core';
+import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import type { ReadableSpan, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import {
   BasicTracerProvider,
@@ -49,6 +50,18 @@ class CountingExporter implements SpanExporter {
   }
   async shutdown(): Promise<void> {}
   async forceFlush(): Promise<void> {}
+}
+
+/**
+ * What an exporter of a deployed application does before the network: each batch serialised
+ * as an OTLP/protobuf request (as the OTLP/HTTP and gRPC exporters do); the bytes are dropped.
+ */
+class SerializingExporter extends CountingExporter {
+  bytes = 0;
+  override export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
+    this.bytes += ProtobufTraceSerializer.serializeRequest(spans)?.length ?? 0;
+    super.export(spans, done);
+  }
 }
 
 const TOOLS = [
@@ -219,10 +232,12 @@ let defaultPolicy: Policy | undefined;
 type BenchOptions = Partial<ToolwatchSpanProcessorOptions> & {
   noopInstead?: boolean;
   peer?: () => SpanProcessor;
+  /** Both pipelines export through `SerializingExporter` (OTLP/protobuf, no network). */
+  serializing?: boolean;
 };
 
 function pipeline(withToolwatch: boolean, options: BenchOptions = {}): Pipeline {
-  const exporter = new CountingExporter();
+  const exporter = options.serializing ? new SerializingExporter() : new CountingExporter();
   const spanProcessors: SpanProcessor[] = [new BatchSpanProcessor(exporter)];
   let processor: ToolwatchSpanProcessor | undefined;
   if (withToolwatch && options.noopInstead) {
@@ -324,6 +339,23 @@ async function throughput(label: string, work: Work, target: number | undefined,
     'wall-clock ratio': pairRatio((r) => r.wall),
     'ratio of medians (wall)': Number((wall(tw) / wall(base)).toFixed(3)),
     target: target === undefined ? '' : `≥ ${target}`,
+  };
+}
+
+/** OTLP/protobuf bytes one agent run exports, without and with toolwatch (its verdicts and records are exported too). */
+async function exportedBytes(options: BenchOptions): Promise<Record<string, string>> {
+  const perRun = async (withToolwatch: boolean) => {
+    const p = pipeline(withToolwatch, { ...options, serializing: true });
+    for (let i = 0; i < 1000; i++) agentRun(p.tracer);
+    await p.provider.forceFlush();
+    const bytes = (p.exporter as SerializingExporter).bytes / 1000;
+    await p.provider.shutdown();
+    return bytes;
+  };
+  const base = await perRun(false);
+  const tw = await perRun(true);
+  return {
+    'OTLP bytes per run (baseline → toolwatch)': `${Math.round(base)} → ${Math.round(tw)} (+${((tw / base - 1) * 100).toFixed(0)} %)`,
   };
 }
 
@@ -502,7 +534,7 @@ async function loadPeers(): Promise<Array<{ label: string; make: () => SpanProce
 
 /**
  * `TOOLWATCH_BENCH_ROWS=judged,sampled npm run bench -- processor` measures only those rows
- * (judged, sampled, async, nomatch, ordinary, floor, peers, breakdown, memory, misuse): a
+ * (judged, sampled, async, nomatch, ordinary, floor, exported, peers, breakdown, memory, misuse): a
  * quicker loop while working on one path. All rows by default.
  */
 const ROW_FILTER = process.env.TOOLWATCH_BENCH_ROWS?.split(',').map((r) => r.trim());
@@ -538,6 +570,29 @@ export async function run(): Promise<BenchReport> {
         noopInstead: true,
       })
     : undefined;
+  // Not the targets' baseline: what the same work costs an application that exports its spans.
+  const exportedJudged = wanted('exported')
+    ? {
+        ...(await throughput('exporting OTLP/protobuf: agent runs judged', (t) => agentRun(t), undefined, {
+          serializing: true,
+        })),
+        ...(await exportedBytes({})),
+      }
+    : undefined;
+  const exportedSampled = wanted('exported')
+    ? {
+        ...(await throughput(
+          'exporting OTLP/protobuf: agent runs, sampling 0.1',
+          (t) => agentRun(t),
+          undefined,
+          {
+            serializing: true,
+            policy: tenth,
+          },
+        )),
+        ...(await exportedBytes({ policy: tenth })),
+      }
+    : undefined;
   const peers = wanted('peers') ? await loadPeers() : 'peers not measured (TOOLWATCH_BENCH_ROWS)';
   const peerRows: BenchReport['rows'] = [];
   if (typeof peers !== 'string') {
@@ -557,7 +612,8 @@ export async function run(): Promise<BenchReport> {
 
   const misuse = wanted('misuse') ? await misuseLatency(2000) : undefined;
   const rows: BenchReport['rows'] = [];
-  for (const row of [agent, sampled, concurrent, tracking, ordinary, floor]) if (row) rows.push(row);
+  for (const row of [agent, sampled, concurrent, tracking, ordinary, floor, exportedJudged, exportedSampled])
+    if (row) rows.push(row);
   rows.push(...peerRows);
   if (parts) {
     rows.push({
@@ -603,6 +659,7 @@ export async function run(): Promise<BenchReport> {
       `The async row starts ${CONCURRENT_RUNS} runs at once; every span step awaits, so the runs interleave span by span (cold objects at judging time, as in a server).`,
       '"no rule matches them" is a policy whose one rule names another agent: what following agent traces costs by itself. "NoopSpanProcessor in its place" is the floor: what any second span processor costs the SDK.',
       '"µs per run added" is the CPU time one 31-span run costs beyond the bare pipeline (medians of the rounds).',
+      '"exporting OTLP/protobuf" rows are not the targets\' baseline: both pipelines serialise every batch as an OTLP/protobuf request, as the OTLP exporters do before sending (the bytes are dropped, no network). They show what toolwatch adds to an application that exports its spans; the verdict attributes and events it writes are serialised too.',
       typeof peers === 'string'
         ? peers
         : 'Peers: each vendor processor (bench/peers, installed on demand with npm ci there) is added beside the same BatchSpanProcessor, with a no-op exporter of its own and no network, on the same agent runs. They export spans; they do not judge runs.',
