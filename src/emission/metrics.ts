@@ -1,4 +1,4 @@
-import type { Attributes, Counter, Histogram, Meter, MeterProvider, UpDownCounter } from '@opentelemetry/api';
+import type { Attributes, Histogram, Meter, MeterProvider } from '@opentelemetry/api';
 import { createNoopMeter } from '@opentelemetry/api';
 import {
   ATTR_GEN_AI_AGENT_NAME,
@@ -17,6 +17,7 @@ import {
   METRIC_TOOLWATCH_TOOL_MISUSE,
 } from '../semconv.js';
 import type { MisuseKind, Policy, ResultLabel, ScorerResult, ToolStatus } from '../types.js';
+import { AggregatedCounter } from './aggregated-counter.js';
 
 /** Name of the meter toolwatch asks the `MeterProvider` for. */
 export const TOOLWATCH_METER_NAME = 'toolwatch';
@@ -36,18 +37,21 @@ const GLOB_CHARS = /[*?[\]{}]/;
 
 /**
  * Every instrument of interfaces.md in one place. Counters start at 0 for the series a policy
- * implies, because Prometheus' `increase()` cannot see a series' first sample: an alert on the
- * first failure needs the series to exist before it.
+ * implies, because Prometheus' \`increase()\` cannot see a series' first sample: an alert on the
+ * first failure needs the series to exist before it. Counters are summed in process and read
+ * by the meter's readers when they collect (\`AggregatedCounter\`): recording one costs a few
+ * map lookups rather than the SDK's hashing of the attribute set, which would otherwise be the
+ * largest part of a run's cost on the hot path.
  */
 export class ToolwatchMetrics {
-  private readonly _evaluations: Counter;
+  private readonly _evaluations: AggregatedCounter;
   private readonly _score: Histogram;
-  private readonly _toolExecutions: Counter;
-  private readonly _misuse: Counter;
-  private readonly _judgeCalls: Counter;
-  private readonly _spansDropped: Counter;
-  private readonly _tracesBuffered: UpDownCounter;
-  /** False with the no-op meter: per-run records then skip building their attribute sets. */
+  private readonly _toolExecutions: AggregatedCounter;
+  private readonly _misuse: AggregatedCounter;
+  private readonly _judgeCalls: AggregatedCounter;
+  private readonly _spansDropped: AggregatedCounter;
+  private readonly _tracesBuffered: AggregatedCounter;
+  /** False with the no-op meter: per-run records then skip all work. */
   private readonly _recording: boolean;
 
   constructor(options: ToolwatchMetricsOptions = {}) {
@@ -55,35 +59,56 @@ export class ToolwatchMetrics {
     const meter: Meter = options.meterProvider
       ? options.meterProvider.getMeter(TOOLWATCH_METER_NAME)
       : createNoopMeter();
-    this._evaluations = meter.createCounter(METRIC_TOOLWATCH_EVALUATIONS, {
-      unit: '{evaluation}',
-      description: 'Scorer results, by scorer, label, agent and rule.',
-    });
+    this._evaluations = new AggregatedCounter(
+      meter,
+      METRIC_TOOLWATCH_EVALUATIONS,
+      { unit: '{evaluation}', description: 'Scorer results, by scorer, label, agent and rule.' },
+      [
+        ATTR_GEN_AI_EVALUATION_NAME,
+        ATTR_GEN_AI_EVALUATION_SCORE_LABEL,
+        ATTR_GEN_AI_AGENT_NAME,
+        ATTR_TOOLWATCH_RULE,
+      ],
+    );
     this._score = meter.createHistogram(METRIC_TOOLWATCH_EVALUATION_SCORE, {
       unit: '1',
       description: 'Scores in [0, 1], by scorer and agent.',
       advice: { explicitBucketBoundaries: [0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1] },
     });
-    this._toolExecutions = meter.createCounter(METRIC_TOOLWATCH_TOOL_EXECUTIONS, {
-      unit: '{execution}',
-      description: 'Tool executions seen in agent runs, by tool, status and agent.',
-    });
-    this._misuse = meter.createCounter(METRIC_TOOLWATCH_TOOL_MISUSE, {
-      unit: '{event}',
-      description: 'Live tool misuse (forbidden, unexpected, call budget, repeated call).',
-    });
-    this._judgeCalls = meter.createCounter(METRIC_TOOLWATCH_JUDGE_CALLS, {
-      unit: '{call}',
-      description: 'LLM judge calls, by scorer and outcome.',
-    });
-    this._spansDropped = meter.createCounter(METRIC_TOOLWATCH_PROCESSOR_SPANS_DROPPED, {
-      unit: '{span}',
-      description: 'Spans the processor could not keep for evaluation, by reason.',
-    });
-    this._tracesBuffered = meter.createUpDownCounter(METRIC_TOOLWATCH_PROCESSOR_TRACES_BUFFERED, {
-      unit: '{trace}',
-      description: 'Agent traces currently held in memory by the processor.',
-    });
+    this._toolExecutions = new AggregatedCounter(
+      meter,
+      METRIC_TOOLWATCH_TOOL_EXECUTIONS,
+      { unit: '{execution}', description: 'Tool executions seen in agent runs, by tool, status and agent.' },
+      [ATTR_GEN_AI_TOOL_NAME, ATTR_TOOLWATCH_TOOL_STATUS, ATTR_GEN_AI_AGENT_NAME],
+    );
+    this._misuse = new AggregatedCounter(
+      meter,
+      METRIC_TOOLWATCH_TOOL_MISUSE,
+      {
+        unit: '{event}',
+        description: 'Live tool misuse (forbidden, unexpected, call budget, repeated call).',
+      },
+      [ATTR_TOOLWATCH_MISUSE_KIND, ATTR_GEN_AI_TOOL_NAME, ATTR_GEN_AI_AGENT_NAME, ATTR_TOOLWATCH_RULE],
+    );
+    this._judgeCalls = new AggregatedCounter(
+      meter,
+      METRIC_TOOLWATCH_JUDGE_CALLS,
+      { unit: '{call}', description: 'LLM judge calls, by scorer and outcome.' },
+      [ATTR_GEN_AI_EVALUATION_NAME, 'outcome'],
+    );
+    this._spansDropped = new AggregatedCounter(
+      meter,
+      METRIC_TOOLWATCH_PROCESSOR_SPANS_DROPPED,
+      { unit: '{span}', description: 'Spans the processor could not keep for evaluation, by reason.' },
+      ['reason'],
+    );
+    this._tracesBuffered = new AggregatedCounter(
+      meter,
+      METRIC_TOOLWATCH_PROCESSOR_TRACES_BUFFERED,
+      { unit: '{trace}', description: 'Agent traces currently held in memory by the processor.' },
+      [],
+      'up_down',
+    );
     if (options.policy) this.initialize(options.policy);
   }
 
@@ -102,7 +127,7 @@ export class ToolwatchMetrics {
             [ATTR_TOOLWATCH_RULE]: rule.name,
           };
           if (agent !== undefined) attributes[ATTR_GEN_AI_AGENT_NAME] = agent;
-          this._evaluations.add(0, attributes);
+          this._evaluations.seed(attributes);
         }
       }
       for (const kind of MISUSE_KINDS) {
@@ -111,19 +136,14 @@ export class ToolwatchMetrics {
           [ATTR_TOOLWATCH_RULE]: rule.name,
         };
         if (agent !== undefined) attributes[ATTR_GEN_AI_AGENT_NAME] = agent;
-        this._misuse.add(0, attributes);
+        this._misuse.seed(attributes);
       }
     }
   }
 
   recordResult(result: ScorerResult, agent: string, rule: string): void {
     if (!this._recording) return;
-    this._evaluations.add(1, {
-      [ATTR_GEN_AI_EVALUATION_NAME]: result.scorer,
-      [ATTR_GEN_AI_EVALUATION_SCORE_LABEL]: result.label,
-      [ATTR_GEN_AI_AGENT_NAME]: agent,
-      [ATTR_TOOLWATCH_RULE]: rule,
-    });
+    this._evaluations.add(1, result.scorer, result.label, agent, rule);
     // Skipped results carry no score worth averaging.
     if (result.label !== 'skipped' && Number.isFinite(result.score)) {
       this._score.record(result.score, {
@@ -135,33 +155,25 @@ export class ToolwatchMetrics {
 
   recordToolExecution(tool: string, status: ToolStatus, agent: string): void {
     if (!this._recording) return;
-    this._toolExecutions.add(1, {
-      [ATTR_GEN_AI_TOOL_NAME]: tool,
-      [ATTR_TOOLWATCH_TOOL_STATUS]: status,
-      [ATTR_GEN_AI_AGENT_NAME]: agent,
-    });
+    this._toolExecutions.add(1, tool, status, agent);
   }
 
   recordMisuse(kind: MisuseKind, tool: string, agent: string, rule: string): void {
     if (!this._recording) return;
-    this._misuse.add(1, {
-      [ATTR_TOOLWATCH_MISUSE_KIND]: kind,
-      [ATTR_GEN_AI_TOOL_NAME]: tool,
-      [ATTR_GEN_AI_AGENT_NAME]: agent,
-      [ATTR_TOOLWATCH_RULE]: rule,
-    });
+    this._misuse.add(1, kind, tool, agent, rule);
   }
 
   recordJudgeCall(scorer: string, outcome: JudgeCallOutcome): void {
-    this._judgeCalls.add(1, { [ATTR_GEN_AI_EVALUATION_NAME]: scorer, outcome });
+    if (!this._recording) return;
+    this._judgeCalls.add(1, scorer, outcome);
   }
 
   recordSpansDropped(reason: string, count = 1): void {
-    if (count > 0) this._spansDropped.add(count, { reason });
+    if (this._recording && count > 0) this._spansDropped.add(count, reason);
   }
 
   tracesBuffered(delta: number): void {
-    this._tracesBuffered.add(delta);
+    if (this._recording) this._tracesBuffered.add(delta);
   }
 }
 

@@ -5,6 +5,10 @@ import type {
   Meter,
   MeterProvider,
   MetricOptions,
+  ObservableCallback,
+  ObservableCounter,
+  ObservableResult,
+  ObservableUpDownCounter,
   UpDownCounter,
 } from '@opentelemetry/api';
 import { createNoopMeter } from '@opentelemetry/api';
@@ -36,6 +40,8 @@ interface Series {
  */
 export class PrometheusRegistry {
   private readonly _families = new Map<string, Family>();
+  /** Observable instruments' callbacks, run before every read: their values are set, not added. */
+  private readonly _observers: Array<() => void> = [];
 
   counter(name: string, help: string): (labels?: Attributes, value?: number) => void {
     const family = this._family(name, help, 'counter');
@@ -77,19 +83,43 @@ export class PrometheusRegistry {
     };
   }
 
+  /**
+   * A counter or gauge whose values are observed when the registry is read (OpenTelemetry's
+   * observable instruments): each callback reports current totals, which replace the series'.
+   */
+  observable(name: string, help: string, kind: 'counter' | 'gauge'): ObservableCounter {
+    const family = this._family(name, help, kind);
+    const callbacks = new Set<ObservableCallback>();
+    const result: ObservableResult = {
+      observe: (value: number, attributes: Attributes = {}) => {
+        this._series(family, attributes).value = value;
+      },
+    };
+    this._observers.push(() => {
+      for (const callback of callbacks) void callback(result);
+    });
+    return {
+      addCallback: (callback: ObservableCallback) => callbacks.add(callback),
+      removeCallback: (callback: ObservableCallback) => callbacks.delete(callback),
+    } as ObservableCounter;
+  }
+
   /** Current value of one counter or gauge series (tests and benches). */
   value(name: string, labels: Attributes = {}): number {
+    this._observe();
     return this._families.get(name)?.series.get(labelText(labels))?.value ?? 0;
   }
 
   /** Sum over every series of a family. */
   total(name: string): number {
+    this._observe();
     let sum = 0;
     for (const s of this._families.get(name)?.series.values() ?? []) sum += s.value;
     return sum;
   }
 
   text(): string {
+    this._observe();
     const lines: string[] = [];
     for (const f of this._families.values()) {
       lines.push(`# HELP ${f.name} ${f.help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`);
@@ -125,12 +155,24 @@ export class PrometheusRegistry {
       const add = this.upDown(promName(name, options?.unit), options?.description ?? name);
       return { add: (value: number, attributes?: Attributes) => add(attributes, value) } as UpDownCounter;
     };
+    meter.createObservableCounter = (name: string, options?: MetricOptions) =>
+      this.observable(`${promName(name, options?.unit)}_total`, options?.description ?? name, 'counter');
+    meter.createObservableUpDownCounter = (name: string, options?: MetricOptions) =>
+      this.observable(
+        promName(name, options?.unit),
+        options?.description ?? name,
+        'gauge',
+      ) as ObservableUpDownCounter;
     meter.createHistogram = (name: string, options?: MetricOptions) => {
       const buckets = options?.advice?.explicitBucketBoundaries ?? [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10];
       const record = this.histogram(promName(name, options?.unit), options?.description ?? name, buckets);
       return { record: (value: number, attributes?: Attributes) => record(value, attributes) } as Histogram;
     };
     return { getMeter: () => meter };
+  }
+
+  private _observe(): void {
+    for (const observe of this._observers) observe();
   }
 
   private _family(name: string, help: string, kind: Kind): Family {
