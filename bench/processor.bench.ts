@@ -12,6 +12,12 @@ import type { Context, Span, Tracer } from '@opentelemetry/api';
 import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import type { ExportResult } from '@opentelemetry/core';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+} from '@opentelemetry/sdk-metrics';
 import type { ReadableSpan, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import {
   BasicTracerProvider,
@@ -234,7 +240,17 @@ type BenchOptions = Partial<ToolwatchSpanProcessorOptions> & {
   peer?: () => SpanProcessor;
   /** Both pipelines export through `SerializingExporter` (OTLP/protobuf, no network). */
   serializing?: boolean;
+  /** Toolwatch records its metrics into a real `MeterProvider` with a reader (as deployed). */
+  metrics?: boolean;
 };
+
+/** A meter provider with a reader, so instruments record for real; collected only at the end of time. */
+function deployedMeterProvider(): MeterProvider {
+  const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+  return new MeterProvider({
+    readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 })],
+  });
+}
 
 function pipeline(withToolwatch: boolean, options: BenchOptions = {}): Pipeline {
   const exporter = options.serializing ? new SerializingExporter() : new CountingExporter();
@@ -247,7 +263,11 @@ function pipeline(withToolwatch: boolean, options: BenchOptions = {}): Pipeline 
   } else if (withToolwatch) {
     // Built once: loading a policy is not part of what a span costs.
     defaultPolicy ??= benchPolicy();
-    processor = new ToolwatchSpanProcessor({ policy: defaultPolicy, ...options });
+    processor = new ToolwatchSpanProcessor({
+      policy: defaultPolicy,
+      ...options,
+      ...(options.metrics ? { meterProvider: deployedMeterProvider() } : {}),
+    });
     spanProcessors.unshift(processor);
   }
   const provider = new BasicTracerProvider({ spanProcessors });
@@ -534,7 +554,7 @@ async function loadPeers(): Promise<Array<{ label: string; make: () => SpanProce
 
 /**
  * `TOOLWATCH_BENCH_ROWS=judged,sampled npm run bench -- processor` measures only those rows
- * (judged, sampled, async, nomatch, ordinary, floor, exported, peers, breakdown, memory, misuse): a
+ * (judged, sampled, async, nomatch, ordinary, floor, metrics, exported, peers, breakdown, memory, misuse): a
  * quicker loop while working on one path. All rows by default.
  */
 const ROW_FILTER = process.env.TOOLWATCH_BENCH_ROWS?.split(',').map((r) => r.trim());
@@ -568,6 +588,23 @@ export async function run(): Promise<BenchReport> {
   const floor = wanted('floor')
     ? await throughput('ordinary spans, NoopSpanProcessor in its place', ordinaryRequest, undefined, {
         noopInstead: true,
+      })
+    : undefined;
+  // The targets' rows record no metrics (no meterProvider); deployed, toolwatch records them.
+  const withMetrics = wanted('metrics')
+    ? await throughput(
+        'agent runs judged, metrics recorded (MeterProvider + reader)',
+        (t) => agentRun(t),
+        undefined,
+        {
+          metrics: true,
+        },
+      )
+    : undefined;
+  const sampledWithMetrics = wanted('metrics')
+    ? await throughput('agent runs, sampling 0.1, metrics recorded', (t) => agentRun(t), undefined, {
+        metrics: true,
+        policy: tenth,
       })
     : undefined;
   // Not the targets' baseline: what the same work costs an application that exports its spans.
@@ -612,7 +649,18 @@ export async function run(): Promise<BenchReport> {
 
   const misuse = wanted('misuse') ? await misuseLatency(2000) : undefined;
   const rows: BenchReport['rows'] = [];
-  for (const row of [agent, sampled, concurrent, tracking, ordinary, floor, exportedJudged, exportedSampled])
+  for (const row of [
+    agent,
+    sampled,
+    concurrent,
+    tracking,
+    ordinary,
+    floor,
+    withMetrics,
+    sampledWithMetrics,
+    exportedJudged,
+    exportedSampled,
+  ])
     if (row) rows.push(row);
   rows.push(...peerRows);
   if (parts) {
@@ -659,6 +707,7 @@ export async function run(): Promise<BenchReport> {
       `The async row starts ${CONCURRENT_RUNS} runs at once; every span step awaits, so the runs interleave span by span (cold objects at judging time, as in a server).`,
       '"no rule matches them" is a policy whose one rule names another agent: what following agent traces costs by itself. "NoopSpanProcessor in its place" is the floor: what any second span processor costs the SDK.',
       '"µs per run added" is the CPU time one 31-span run costs beyond the bare pipeline (medians of the rounds).',
+      '"metrics recorded" rows give toolwatch a real MeterProvider with a reader, as a deployment that alerts on its metrics has (the targets\' rows record none); counters are summed in process and read at collection, the score histogram is recorded per result through the SDK.',
       '"exporting OTLP/protobuf" rows are not the targets\' baseline: both pipelines serialise every batch as an OTLP/protobuf request, as the OTLP exporters do before sending (the bytes are dropped, no network). They show what toolwatch adds to an application that exports its spans; the verdict attributes and events it writes are serialised too.',
       typeof peers === 'string'
         ? peers
