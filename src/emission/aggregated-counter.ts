@@ -13,6 +13,35 @@ interface Series {
 
 type Level = Map<string, Level | Series>;
 
+/** One counter per meter and name: instruments of the same name on one meter are one stream. */
+const shared = new WeakMap<Meter, Map<string, AggregatedCounter>>();
+
+/**
+ * The counter `name` of `meter`, made on first use. Two users of one meter (two processors
+ * given the same \`MeterProvider\`) add into the same sums, as they would with the SDK's
+ * synchronous counters; two observable instruments of one name would instead report the same
+ * attribute sets twice, and the SDK would keep only one of them.
+ */
+export function aggregatedCounter(
+  meter: Meter,
+  name: string,
+  options: MetricOptions,
+  keys: readonly string[],
+  kind: 'monotonic' | 'up_down' = 'monotonic',
+): AggregatedCounter {
+  let byName = shared.get(meter);
+  if (byName === undefined) {
+    byName = new Map();
+    shared.set(meter, byName);
+  }
+  let counter = byName.get(name);
+  if (counter === undefined) {
+    counter = new AggregatedCounter(meter, name, options, keys, kind);
+    byName.set(name, counter);
+  }
+  return counter;
+}
+
 /**
  * A counter summed in process, per attribute set, and reported through an observable
  * instrument when a reader collects. The SDK's synchronous `add` hashes the attribute set (its

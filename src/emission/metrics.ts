@@ -17,7 +17,7 @@ import {
   METRIC_TOOLWATCH_TOOL_MISUSE,
 } from '../semconv.js';
 import type { MisuseKind, Policy, ResultLabel, ScorerResult, ToolStatus } from '../types.js';
-import { AggregatedCounter } from './aggregated-counter.js';
+import { type AggregatedCounter, aggregatedCounter } from './aggregated-counter.js';
 
 /** Name of the meter toolwatch asks the `MeterProvider` for. */
 export const TOOLWATCH_METER_NAME = 'toolwatch';
@@ -59,7 +59,7 @@ export class ToolwatchMetrics {
     const meter: Meter = options.meterProvider
       ? options.meterProvider.getMeter(TOOLWATCH_METER_NAME)
       : createNoopMeter();
-    this._evaluations = new AggregatedCounter(
+    this._evaluations = aggregatedCounter(
       meter,
       METRIC_TOOLWATCH_EVALUATIONS,
       { unit: '{evaluation}', description: 'Scorer results, by scorer, label, agent and rule.' },
@@ -75,13 +75,13 @@ export class ToolwatchMetrics {
       description: 'Scores in [0, 1], by scorer and agent.',
       advice: { explicitBucketBoundaries: [0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1] },
     });
-    this._toolExecutions = new AggregatedCounter(
+    this._toolExecutions = aggregatedCounter(
       meter,
       METRIC_TOOLWATCH_TOOL_EXECUTIONS,
       { unit: '{execution}', description: 'Tool executions seen in agent runs, by tool, status and agent.' },
       [ATTR_GEN_AI_TOOL_NAME, ATTR_TOOLWATCH_TOOL_STATUS, ATTR_GEN_AI_AGENT_NAME],
     );
-    this._misuse = new AggregatedCounter(
+    this._misuse = aggregatedCounter(
       meter,
       METRIC_TOOLWATCH_TOOL_MISUSE,
       {
@@ -90,19 +90,19 @@ export class ToolwatchMetrics {
       },
       [ATTR_TOOLWATCH_MISUSE_KIND, ATTR_GEN_AI_TOOL_NAME, ATTR_GEN_AI_AGENT_NAME, ATTR_TOOLWATCH_RULE],
     );
-    this._judgeCalls = new AggregatedCounter(
+    this._judgeCalls = aggregatedCounter(
       meter,
       METRIC_TOOLWATCH_JUDGE_CALLS,
       { unit: '{call}', description: 'LLM judge calls, by scorer and outcome.' },
       [ATTR_GEN_AI_EVALUATION_NAME, 'outcome'],
     );
-    this._spansDropped = new AggregatedCounter(
+    this._spansDropped = aggregatedCounter(
       meter,
       METRIC_TOOLWATCH_PROCESSOR_SPANS_DROPPED,
       { unit: '{span}', description: 'Spans the processor could not keep for evaluation, by reason.' },
       ['reason'],
     );
-    this._tracesBuffered = new AggregatedCounter(
+    this._tracesBuffered = aggregatedCounter(
       meter,
       METRIC_TOOLWATCH_PROCESSOR_TRACES_BUFFERED,
       { unit: '{trace}', description: 'Agent traces currently held in memory by the processor.' },

@@ -90,6 +90,23 @@ describe('ToolwatchMetrics', () => {
     await m.shutdown();
   });
 
+  it('sums what several users of one MeterProvider count, as synchronous counters would', async () => {
+    const m = createMetrics();
+    const first = new ToolwatchMetrics({ meterProvider: m.meterProvider });
+    const second = new ToolwatchMetrics({ meterProvider: m.meterProvider });
+    first.recordResult(result('s', 'fail', 0), 'agent-x', 'r');
+    second.recordResult(result('s', 'fail', 0), 'agent-x', 'r');
+    second.recordResult(result('s', 'fail', 0), 'agent-x', 'r');
+    first.tracesBuffered(1);
+    second.tracesBuffered(2);
+    const all = await m.collect();
+    const evaluations = all.get('toolwatch.evaluations')!;
+    expect(evaluations.dataPoints).toHaveLength(1);
+    expect(pointValue(evaluations, { 'gen_ai.agent.name': 'agent-x' })).toBe(3);
+    expect(all.get('toolwatch.processor.traces_buffered')!.dataPoints[0]!.value).toBe(3);
+    await m.shutdown();
+  });
+
   it('is a no-op without a meter provider', () => {
     const metrics = new ToolwatchMetrics();
     expect(() => metrics.recordResult(result('s', 'pass', 1), 'a', 'r')).not.toThrow();
