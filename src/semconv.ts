@@ -147,3 +147,9 @@ export const METRIC_TOOLWATCH_TOOL_MISUSE = 'toolwatch.tool.misuse' as const;
 export const METRIC_TOOLWATCH_JUDGE_CALLS = 'toolwatch.judge.calls' as const;
 export const METRIC_TOOLWATCH_PROCESSOR_SPANS_DROPPED = 'toolwatch.processor.spans_dropped' as const;
 export const METRIC_TOOLWATCH_PROCESSOR_TRACES_BUFFERED = 'toolwatch.processor.traces_buffered' as const;
+/** The OpenTelemetry SDK's attribute on the one series that takes every attribute set past a metric's cardinality limit. */
+export const ATTR_OTEL_METRIC_OVERFLOW = 'otel.metric.overflow' as const;
+/** `toolwatch.judge.calls`: how a judge call ended. */
+export const ATTR_OUTCOME = 'outcome' as const;
+/** `toolwatch.processor.spans_dropped`: why spans were not held. */
+export const ATTR_REASON = 'reason' as const;

@@ -1,7 +1,5 @@
 import type { Attributes, Meter, MetricOptions, ObservableResult } from '@opentelemetry/api';
-
-/** What the SDK calls the one series that takes every attribute set past its cardinality limit. */
-export const ATTR_OTEL_METRIC_OVERFLOW = 'otel.metric.overflow';
+import { ATTR_OTEL_METRIC_OVERFLOW } from '../semconv.js';
 
 /** The SDK's default cardinality limit per metric stream. */
 const DEFAULT_MAX_SERIES = 2000;
@@ -18,7 +16,7 @@ const shared = new WeakMap<Meter, Map<string, AggregatedCounter>>();
 
 /**
  * The counter `name` of `meter`, made on first use. Two users of one meter (two processors
- * given the same \`MeterProvider\`) add into the same sums, as they would with the SDK's
+ * given the same `MeterProvider`) add into the same sums, as they would with the SDK's
  * synchronous counters; two observable instruments of one name would instead report the same
  * attribute sets twice, and the SDK would keep only one of them.
  */
@@ -60,6 +58,8 @@ export class AggregatedCounter {
   /** Seeded series whose attribute sets lack some of `keys`, by their canonical form. */
   private readonly _partial = new Map<string, Series>();
   private _overflow: Series | undefined;
+  /** The one series of a counter without attributes. */
+  private _only: Series | undefined;
 
   constructor(
     meter: Meter,
@@ -108,6 +108,10 @@ export class AggregatedCounter {
 
   private _find(a?: string, b?: string, c?: string, d?: string): Series {
     const depth = this._keys.length;
+    if (depth === 0) {
+      this._only ??= this._create();
+      return this._only;
+    }
     let node: Level | Series = this._root;
     for (let index = 0; index < depth; index++) {
       const key = (index === 0 ? a : index === 1 ? b : index === 2 ? c : d) ?? '';
@@ -119,15 +123,6 @@ export class AggregatedCounter {
         level.set(key, next);
       }
       node = next;
-    }
-    if (depth === 0) {
-      // No attributes: one series, kept at the root's empty key.
-      let only = this._root.get('') as Series | undefined;
-      if (only === undefined) {
-        only = this._create();
-        this._root.set('', only);
-      }
-      return only;
     }
     return node as Series;
   }

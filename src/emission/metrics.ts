@@ -5,6 +5,8 @@ import {
   ATTR_GEN_AI_EVALUATION_NAME,
   ATTR_GEN_AI_EVALUATION_SCORE_LABEL,
   ATTR_GEN_AI_TOOL_NAME,
+  ATTR_OUTCOME,
+  ATTR_REASON,
   ATTR_TOOLWATCH_MISUSE_KIND,
   ATTR_TOOLWATCH_RULE,
   ATTR_TOOLWATCH_TOOL_STATUS,
@@ -37,9 +39,9 @@ const GLOB_CHARS = /[*?[\]{}]/;
 
 /**
  * Every instrument of interfaces.md in one place. Counters start at 0 for the series a policy
- * implies, because Prometheus' \`increase()\` cannot see a series' first sample: an alert on the
+ * implies, because Prometheus' `increase()` cannot see a series' first sample: an alert on the
  * first failure needs the series to exist before it. Counters are summed in process and read
- * by the meter's readers when they collect (\`AggregatedCounter\`): recording one costs a few
+ * by the meter's readers when they collect (`AggregatedCounter`): recording one costs a few
  * map lookups rather than the SDK's hashing of the attribute set, which would otherwise be the
  * largest part of a run's cost on the hot path.
  */
@@ -94,13 +96,13 @@ export class ToolwatchMetrics {
       meter,
       METRIC_TOOLWATCH_JUDGE_CALLS,
       { unit: '{call}', description: 'LLM judge calls, by scorer and outcome.' },
-      [ATTR_GEN_AI_EVALUATION_NAME, 'outcome'],
+      [ATTR_GEN_AI_EVALUATION_NAME, ATTR_OUTCOME],
     );
     this._spansDropped = aggregatedCounter(
       meter,
       METRIC_TOOLWATCH_PROCESSOR_SPANS_DROPPED,
       { unit: '{span}', description: 'Spans the processor could not keep for evaluation, by reason.' },
-      ['reason'],
+      [ATTR_REASON],
     );
     this._tracesBuffered = aggregatedCounter(
       meter,

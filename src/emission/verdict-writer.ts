@@ -84,7 +84,7 @@ export class VerdictWriter {
     if (placement === 'inline') {
       if (hasRoom(span, telemetry.attributes, telemetry.events.length)) {
         (span as unknown as Span).setAttributes(telemetry.attributes);
-        // Stamped with the span's end (set before \`onEnding\`): no clock read per event.
+        // Stamped with the span's end (set before `onEnding`): no clock read per event.
         appendEvents(span, telemetry.events, endTimeOf(span), shared);
         return undefined;
       }
@@ -167,10 +167,10 @@ function endTimeOf(span: ReadableSpan): HrTime | undefined {
 
 /**
  * Appends one evaluation event per attribute set to a span while it ends. The SDK's
- * \`addEvent\` checks and copies every attribute twice; an event the SDK would store
+ * `addEvent` checks and copies every attribute twice; an event the SDK would store
  * unchanged (strings, numbers and booleans, within the per-event count and value-length
  * limits, a time given) is stored as it would be, without that work: the same object shape,
- * copied when its attributes are shared by every run. Anything else goes through \`addEvent\`.
+ * copied when its attributes are shared by every run. Anything else goes through `addEvent`.
  */
 function appendEvents(
   span: ReadableSpan,
