@@ -1,6 +1,12 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import type { MetricData } from '@opentelemetry/sdk-metrics';
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  type MetricData,
+  PeriodicExportingMetricReader,
+} from '@opentelemetry/sdk-metrics';
 import { describe, expect, it } from 'vitest';
 import { AggregatedCounter } from '../../src/emission/aggregated-counter.js';
 import { createMetrics } from '../processor/harness.js';
@@ -102,6 +108,43 @@ describe('AggregatedCounter', () => {
     const grown = process.memoryUsage().heapUsed - before;
     // 200,000 more distinct names: without the bound ~40 MB of series; with it, nothing held.
     expect(grown).toBeLessThan(4 * 1024 * 1024);
+  });
+
+  it('gives delta readers the increments between collections, as a synchronous counter would', async () => {
+    const exporter = new InMemoryMetricExporter(AggregationTemporality.DELTA);
+    const reader = new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3_600_000 });
+    const meterProvider = new MeterProvider({ readers: [reader] });
+    const meter = meterProvider.getMeter('t');
+    const ours = new AggregatedCounter(meter, 'ours', {}, ['k']);
+    const reference = meter.createCounter('reference');
+    const collect = async () => {
+      exporter.reset();
+      await reader.forceFlush();
+      const values = new Map<string, number>();
+      for (const metrics of exporter.getMetrics())
+        for (const scope of metrics.scopeMetrics)
+          for (const metric of scope.metrics)
+            for (const point of metric.dataPoints)
+              values.set(`${metric.descriptor.name}:${point.attributes.k}`, point.value as number);
+      return values;
+    };
+    const add = (value: number, k: string) => {
+      ours.add(value, k);
+      reference.add(value, { k });
+    };
+    add(3, 'a');
+    add(1, 'b');
+    const first = await collect();
+    add(2, 'a');
+    const second = await collect();
+    expect([first.get('ours:a'), first.get('ours:b'), second.get('ours:a')]).toEqual([3, 1, 2]);
+    expect([first.get('reference:a'), first.get('reference:b'), second.get('reference:a')]).toEqual([
+      3, 1, 2,
+    ]);
+    // A series with nothing new: the synchronous counter omits it, the observable one reports 0.
+    expect(second.get('ours:b') ?? 0).toBe(0);
+    expect(second.get('reference:b') ?? 0).toBe(0);
+    await meterProvider.shutdown();
   });
 
   it('reports an up-down counter that goes below zero', async () => {
