@@ -10,7 +10,7 @@ import type { Policy } from '../types.js';
 import type { LiveChecks } from './live-checks.js';
 import type { PolicyTraits } from './policy-traits.js';
 import type { ProblemLog } from './problem-log.js';
-import { announcedRuleMatches, parentIdOf, spanIdentity, subjectOf } from './run-builder.js';
+import { announcedRuleMatches, parentIdOf, spanIdentity } from './run-builder.js';
 import type { RunJudge } from './run-judge.js';
 import {
   NO_SCOPE,
@@ -197,8 +197,7 @@ export class FollowedTraces {
           );
           reason = 'incomplete_trace';
         }
-        if (reason !== undefined)
-          view = this._runs.skipped(identity, subjectOf(span, identity.agent), span, placement, reason);
+        if (reason !== undefined) view = this._runs.skipped(identity, span, placement, reason);
       }
     } else if (held.role === SpanRole.TOOL && this._live.enabled) {
       this._live.toolEnded(state.traceId, held.agent, span, spanId);

@@ -153,15 +153,6 @@ export function announcedRuleMatches(span: ReadableSpan, nested: boolean, policy
   return false;
 }
 
-/** Whom a verdict is about: the run span and the agent's name. */
-export function subjectOf(
-  span: ReadableSpan,
-  agent: string,
-): { traceId: string; spanId: string; agent: string } {
-  const ctx = span.spanContext();
-  return { traceId: ctx.traceId, spanId: ctx.spanId, agent };
-}
-
 export function parentIdOf(span: ReadableSpan): string | undefined {
   return span.parentSpanContext?.spanId ?? (span as unknown as { parentSpanId?: string }).parentSpanId;
 }

@@ -10,7 +10,7 @@ import type { LiveChecks } from './live-checks.js';
 import type { PendingJudges } from './pending-judges.js';
 import type { PolicyTraits } from './policy-traits.js';
 import type { ProblemLog } from './problem-log.js';
-import { announcedRuleMatches, parentIdOf, rebuildRuns, spanIdentity, subjectOf } from './run-builder.js';
+import { announcedRuleMatches, parentIdOf, rebuildRuns, spanIdentity } from './run-builder.js';
 import { contextOnly, type RunJudge } from './run-judge.js';
 import {
   hasAgentAbove,
@@ -87,7 +87,7 @@ export class RunEvaluator {
     ) {
       // Out of the sample (a trace that did not start with an agent span): no rebuild.
       const identity = spanIdentity(span, nested, this._rulesReadAttributes);
-      return this._runs.skipped(identity, subjectOf(span, identity.agent), span, placement, 'sampled_out');
+      return this._runs.skipped(identity, span, placement, 'sampled_out');
     }
     const single = !state.seenLate && state.agents === 1 && state.looseTools === 0;
     if (single && (this._rulesReadAttributes || !announcedRuleMatches(span, nested, this._policy))) {
@@ -206,13 +206,7 @@ export class RunEvaluator {
       const nested = hasAgentAbove(state, late.entry);
       if (nested && this._allRulesRootOnly) continue;
       const identity = spanIdentity(late.span, nested, this._rulesReadAttributes);
-      this._runs.skipped(
-        identity,
-        subjectOf(late.span, identity.agent),
-        contextOnly(state.traceId, late.entry.spanId),
-        'span',
-        'incomplete_trace',
-      );
+      this._runs.skipped(identity, contextOnly(state.traceId, late.entry.spanId), 'span', 'incomplete_trace');
     }
     if (!state.seenLate) return;
     for (const run of runsInOrder(rebuildRuns(state).runs)) {
@@ -220,7 +214,6 @@ export class RunEvaluator {
       this._buffer.markEvaluated(state, run.spanId);
       this._runs.skipped(
         runIdentity(run),
-        { traceId: run.traceId, spanId: run.spanId, agent: run.agent },
         contextOnly(state.traceId, run.spanId),
         'span',
         'incomplete_trace',
@@ -256,7 +249,7 @@ export class RunEvaluator {
     this._buffer.markEvaluated(state, spanId);
     if (nested && this._allRulesRootOnly) return undefined;
     const identity = spanIdentity(span, nested, this._rulesReadAttributes);
-    return this._runs.skipped(identity, subjectOf(span, identity.agent), span, placement, 'incomplete_trace');
+    return this._runs.skipped(identity, span, placement, 'incomplete_trace');
   }
 
   /** An agent span of an evicted trace ends: its run gets an `incomplete_trace` record, no verdict. */
@@ -273,6 +266,6 @@ export class RunEvaluator {
     const nested = known ?? tombstone.openAgents.size > 0;
     if (nested && this._allRulesRootOnly) return undefined;
     const identity = spanIdentity(span, nested, this._rulesReadAttributes);
-    return this._runs.skipped(identity, subjectOf(span, identity.agent), span, placement, 'incomplete_trace');
+    return this._runs.skipped(identity, span, placement, 'incomplete_trace');
   }
 }

@@ -14,7 +14,6 @@ import {
   finalizeVerdict,
   type RunEvaluation,
   skippedEvaluation,
-  type VerdictSubject,
 } from '../evaluation/evaluate-run.js';
 import { matchRules, type RunIdentity } from '../evaluation/match-rules.js';
 import type { AgentRun, Policy, Rule, ScorerResult, Verdict } from '../types.js';
@@ -65,11 +64,11 @@ export class RunJudge {
 
   /**
    * A record for a run that is matched but not rebuilt (out of the sample, or incomplete):
-   * every scorer `skipped` with `reason`. Returns the decorated view for `view`.
+   * every scorer `skipped` with `reason`, about the run of `span` (its context is enough).
+   * Returns the decorated view for `view`.
    */
   skipped(
     identity: RunIdentity,
-    subject: VerdictSubject,
     span: ReadableSpan,
     placement: Placement,
     reason: string,
@@ -86,7 +85,14 @@ export class RunJudge {
       const written = writer.writeTelemetry(span, identity.agent, record.telemetry, record.results, where);
       view ??= written;
       if (onVerdict !== undefined) {
-        const { verdict } = skippedEvaluation(subject, rule, policy, reason);
+        // Whom the record is about: built only for a listener.
+        const { traceId, spanId } = span.spanContext();
+        const { verdict } = skippedEvaluation(
+          { traceId, spanId, agent: identity.agent },
+          rule,
+          policy,
+          reason,
+        );
         this.deliver(verdict);
       }
     }

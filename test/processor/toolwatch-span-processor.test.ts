@@ -618,9 +618,15 @@ describe('ToolwatchSpanProcessor', () => {
       const spans = await p.flush();
       expect(scorer.seen).toHaveLength(0);
       expect(verdicts).toHaveLength(1);
-      expect(verdicts[0]).toMatchObject({ agent: 'alpha', rule: 'r', sampled: false });
-      expect(verdicts[0]!.results.map((r) => [r.label, r.reason])).toEqual([['skipped', 'sampled_out']]);
       const exported = byName(spans, 'invoke_agent alpha');
+      expect(verdicts[0]).toMatchObject({
+        agent: 'alpha',
+        rule: 'r',
+        sampled: false,
+        trace_id: exported.spanContext().traceId,
+        span_id: exported.spanContext().spanId,
+      });
+      expect(verdicts[0]!.results.map((r) => [r.label, r.reason])).toEqual([['skipped', 'sampled_out']]);
       expect(exported.attributes['toolwatch.keep']).toBe(false);
       expect(evaluationEvents(exported)[0]!.attributes?.['gen_ai.evaluation.score.label']).toBe('skipped');
       expect(evaluationEvents(exported)[0]!.time).toEqual(exported.endTime);
