@@ -69,6 +69,8 @@ export class AggregatedCounter {
     kind: 'monotonic' | 'up_down' = 'monotonic',
     private readonly _maxSeries = DEFAULT_MAX_SERIES,
   ) {
+    // `add` takes the values as up to four arguments (no array per call).
+    if (_keys.length > 4) throw new Error(`AggregatedCounter ${name}: at most 4 attribute keys`);
     const instrument =
       kind === 'monotonic'
         ? meter.createObservableCounter(name, options)
@@ -114,7 +116,7 @@ export class AggregatedCounter {
     }
     let node: Level | Series = this._root;
     for (let index = 0; index < depth; index++) {
-      const key = (index === 0 ? a : index === 1 ? b : index === 2 ? c : d) ?? '';
+      const key = valueAt(index, a, b, c, d);
       const level = node as Level;
       let next = level.get(key);
       if (next === undefined) {
@@ -130,8 +132,7 @@ export class AggregatedCounter {
   private _create(a?: string, b?: string, c?: string, d?: string): Series {
     const attributes: Attributes = {};
     const keys = this._keys;
-    for (let index = 0; index < keys.length; index++)
-      attributes[keys[index]!] = (index === 0 ? a : index === 1 ? b : index === 2 ? c : d) ?? '';
+    for (let index = 0; index < keys.length; index++) attributes[keys[index]!] = valueAt(index, a, b, c, d);
     const series: Series = { attributes, value: 0 };
     this._series.push(series);
     return series;
@@ -155,4 +156,9 @@ export class AggregatedCounter {
     }
     if (this._overflow !== undefined) result.observe(this._overflow.value, this._overflow.attributes);
   }
+}
+
+/** The attribute value at `index` of an add's arguments; a missing one is the empty string. */
+function valueAt(index: number, a?: string, b?: string, c?: string, d?: string): string {
+  return (index === 0 ? a : index === 1 ? b : index === 2 ? c : d) ?? '';
 }
