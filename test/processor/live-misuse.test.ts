@@ -119,4 +119,36 @@ describe('live misuse through the processor', () => {
       diag.disable();
     }
   });
+
+  it('logs at most 1,000 distinct misuses, however many distinct tool names an agent invents', async () => {
+    let logged = 0;
+    const count = () => logged++;
+    const none = () => {};
+    diag.setLogger(
+      { error: none, warn: count, info: none, debug: none, verbose: none },
+      { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true },
+    );
+    try {
+      const misuses: MisuseEvent[] = [];
+      const p = pipeline({
+        policy: policyOf([
+          {
+            name: 'refunds',
+            match: { agent: 'refund-*', rootOnly: true },
+            scorers: [trajectory({ expectedTools: ['get_order'] })],
+          },
+        ]),
+        onMisuse: (event) => misuses.push(event),
+      });
+      const agent = startAgent(p.tracer, 'refund-bot');
+      for (let i = 0; i < 1200; i++) tool(p.tracer, `invented_${i}`, agent);
+      agent.end();
+      await p.flush();
+      expect(misuses).toHaveLength(1200);
+      expect(logged).toBe(1000);
+      await p.provider.shutdown();
+    } finally {
+      diag.disable();
+    }
+  });
 });
