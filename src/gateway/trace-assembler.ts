@@ -124,15 +124,34 @@ function anchored(trace: BufferedTrace): boolean {
     for (const parent of trace.parents.values()) if (parent === '') return true;
     return false;
   }
+  // Each span's answer is remembered, so agent spans nested in one chain cost O(spans) in
+  // total rather than a walk per agent span: a 10,000-deep chain whose root never comes is
+  // checked on every tick until max_wait and must not stall the event loop.
+  const known = new Map<string, boolean>();
+  const path: string[] = [];
   for (const id of trace.agentSpanIds) {
-    let current: string | undefined = id;
+    let current = id;
+    let result: boolean | undefined;
+    path.length = 0;
     // Bounded by the number of spans, so a parent cycle in hostile input cannot loop forever.
     for (let steps = 0; steps <= trace.parents.size; steps++) {
-      const parent: string | undefined = trace.parents.get(current);
-      if (parent === undefined) break;
-      if (parent === '') return true;
+      result = known.get(current);
+      if (result !== undefined) break;
+      const parent = trace.parents.get(current);
+      if (parent === undefined) {
+        result = false;
+        break;
+      }
+      path.push(current);
+      if (parent === '') {
+        result = true;
+        break;
+      }
       current = parent;
     }
+    result ??= false;
+    for (const span of path) known.set(span, result);
+    if (result) return true;
   }
   return false;
 }
