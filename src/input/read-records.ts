@@ -345,6 +345,17 @@ async function* readJson(
       carry.push(start === 0 ? chunk : chunk.subarray(start));
       carryBytes += chunk.length - start;
     }
+    if (doc && docSize + carryBytes > maxDocument) {
+      // A document's line that never ends is held only up to the document bound, as its
+      // whole lines are.
+      report({
+        file,
+        line: lineNo - doc.length + 1,
+        message: `a single JSON document larger than ${maxDocument / MiB} MiB; write JSON Lines (one request per line) instead`,
+        records: 1,
+      });
+      return;
+    }
     if (carryBytes > maxDocument && !doc) {
       noteBad(++lineNo, `line longer than ${maxDocument / MiB} MiB`);
       carry = [];

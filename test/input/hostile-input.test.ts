@@ -1,0 +1,43 @@
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { type InputItem, type InputProblem, isTraceRecord, readInput } from '../../src/input/read-records.js';
+
+const MiB = 1024 * 1024;
+
+async function readAll(
+  source: Iterable<Buffer> | AsyncIterable<Buffer>,
+  options: { maxDocumentBytes?: number } = {},
+): Promise<{ lines: number[]; problems: InputProblem[] }> {
+  const items: InputItem[] = [];
+  for await (const batch of readInput('-', { stdin: Readable.from(source), ...options }))
+    items.push(...batch);
+  return {
+    lines: items.filter(isTraceRecord).map((r) => r.line),
+    problems: items.filter((i): i is InputProblem => !isTraceRecord(i)),
+  };
+}
+
+describe('readInput, hostile input', () => {
+  it('holds a document whose line never ends only up to maxDocumentBytes, then stops reading', async () => {
+    let pulled = 0;
+    function* endless() {
+      yield Buffer.from('{\n"resourceSpans": [\n');
+      for (let i = 0; i < 1024; i++) {
+        pulled += 64 * 1024;
+        yield Buffer.alloc(64 * 1024, 0x61);
+      }
+    }
+    const { lines, problems } = await readAll(endless(), { maxDocumentBytes: MiB });
+    expect(lines).toEqual([]);
+    expect(problems).toEqual([
+      {
+        file: '-',
+        line: 1,
+        message: 'a single JSON document larger than 1 MiB; write JSON Lines (one request per line) instead',
+        records: 1,
+      },
+    ]);
+    // Before: all 64 MiB were pulled and held before the document was refused.
+    expect(pulled).toBeLessThanOrEqual(MiB + 2 * 64 * 1024);
+  });
+});
