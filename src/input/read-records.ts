@@ -229,7 +229,9 @@ async function* readJson(
   // Returns false to stop reading the file.
   const handle = (line: string): boolean => {
     lineNo++;
-    const text = line.length > 0 && line.charCodeAt(line.length - 1) === 0x0d ? line.slice(0, -1) : line;
+    let text = line.length > 0 && line.charCodeAt(line.length - 1) === 0x0d ? line.slice(0, -1) : line;
+    // A byte-order mark (Windows editors, PowerShell) is not part of the first record.
+    if (lineNo === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
     if (doc) {
       // Inside a candidate document, a line that is a whole request means JSON Lines after all.
       const value = text.length > 0 && text[0] === '{' ? tryParse(text) : undefined;

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { type InputItem, type InputProblem, isTraceRecord, readInput } from '../../src/input/read-records.js';
+import { TraceBuilder } from '../helpers/trace-builder.js';
 
 const MiB = 1024 * 1024;
 
@@ -39,5 +40,20 @@ describe('readInput, hostile input', () => {
     ]);
     // Before: all 64 MiB were pulled and held before the document was refused.
     expect(pulled).toBeLessThanOrEqual(MiB + 2 * 64 * 1024);
+  });
+});
+
+function request(n: number) {
+  const t = new TraceBuilder({ traceId: n.toString(16).padStart(32, '0') });
+  t.agent('refund-agent').tool('get_order_detail', { args: { order_id: 'A1024' } });
+  return t.toOtlp();
+}
+
+describe('readInput, what Windows tools write', () => {
+  it('skips a UTF-8 byte-order mark before JSON Lines and before a pretty-printed document', async () => {
+    const lines = `\uFEFF${JSON.stringify(request(1))}\r\n${JSON.stringify(request(2))}\r\n`;
+    expect(await readAll([Buffer.from(lines)])).toEqual({ lines: [1, 2], problems: [] });
+    const doc = `\uFEFF${JSON.stringify(request(1), null, 2)}\n`;
+    expect(await readAll([Buffer.from(doc)])).toEqual({ lines: [1], problems: [] });
   });
 });
