@@ -235,7 +235,7 @@ async function* readJson(
     if (doc) {
       // Inside a candidate document, a line that is a whole request means JSON Lines after all.
       const value = text.length > 0 && text[0] === '{' ? tryParse(text) : undefined;
-      if (value !== undefined && isRequestShaped(value)) {
+      if (value !== undefined && isRequestShaped(value) && !insideArray(doc)) {
         const lines = doc.length;
         doc = undefined;
         docSize = 0;
@@ -418,6 +418,18 @@ async function* readJson(
       records: b.count,
     });
   }
+}
+
+/**
+ * Whether the next line of a candidate document is an element of a JSON array that is open:
+ * the document opened with `[` and its last line is that `[` or ends with a comma. A whole
+ * request there is one element of an array written a request per line, not JSON Lines after
+ * a truncated first record.
+ */
+function insideArray(doc: readonly string[]): boolean {
+  if (doc[0]!.trimStart()[0] !== '[') return false;
+  const last = doc[doc.length - 1]!.trimEnd();
+  return last.endsWith(',') || (doc.length === 1 && last.trim() === '[');
 }
 
 function tryParse(text: string): unknown {

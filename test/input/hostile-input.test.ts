@@ -57,3 +57,21 @@ describe('readInput, what Windows tools write', () => {
     expect(await readAll([Buffer.from(doc)])).toEqual({ lines: [1], problems: [] });
   });
 });
+
+describe('readInput, a JSON array of requests', () => {
+  it('reads an array written one request per line, as a document, not as JSON Lines after a cut line', async () => {
+    const [a, b, c] = [1, 2, 3].map((n) => JSON.stringify(request(n)));
+    expect(await readAll([Buffer.from(`[\n${a},\n${b},\n${c}\n]\n`)])).toEqual({
+      lines: [1, 1, 1],
+      problems: [],
+    });
+    expect(await readAll([Buffer.from(`[${a},\n${b}\n]\n`)])).toEqual({ lines: [1, 1], problems: [] });
+  });
+
+  it('still reads JSON Lines after a first line that is a cut array of requests', async () => {
+    const [a, b] = [1, 2].map((n) => JSON.stringify(request(n)));
+    const { lines, problems } = await readAll([Buffer.from(`[${a.slice(0, 40)}\n${a}\n${b}\n`)]);
+    expect(lines).toEqual([2, 3]);
+    expect(problems.map((p) => [p.line, p.message])).toEqual([[1, 'unreadable line (a truncated record?)']]);
+  });
+});
