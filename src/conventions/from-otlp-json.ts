@@ -319,9 +319,21 @@ export function decodeAttributes(
       );
       continue;
     }
-    out[kv['key']] = decoded;
+    setOwn(out, kv['key'], decoded);
   }
   return out;
+}
+
+/**
+ * `record[key] = value`, except that a `__proto__` key becomes an own property like any
+ * other: assigned, it would set the record's prototype, so its contents would read as
+ * attributes that iteration does not see (a span made to look like an agent to some readers
+ * and not to others) and a string value would vanish.
+ */
+function setOwn(record: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__')
+    Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
+  else record[key] = value;
 }
 
 const INVALID = Symbol('invalid');
@@ -346,7 +358,8 @@ function decodeAnyValue(root: unknown): unknown {
       pending.length = 0;
       return INVALID;
     }
-    container[key] = value;
+    if (typeof key === 'number') (container as unknown[])[key] = value;
+    else setOwn(container as Record<string, unknown>, key, value);
   }
   return result;
 }
