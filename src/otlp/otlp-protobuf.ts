@@ -147,18 +147,29 @@ function attributesOf(buf: Uint8Array, fieldNumber: number): unknown[] {
 }
 
 function keyValueOf(buf: Uint8Array): Record<string, unknown> {
-  let key = '';
-  let value: Record<string, unknown> = {};
-  for (const r = new FieldReader(buf); r.next(); ) {
-    const field = r.field;
-    const v = r.value;
-    if (field === 1) key = text(v);
-    else if (field === 2) value = anyValueOf(v as Uint8Array);
-  }
-  return { key, value };
+  const entry: Record<string, unknown> = { key: '', value: {} };
+  const pending: Pending[] = [];
+  keyValueInto(buf, entry, pending);
+  fill(pending);
+  return entry;
 }
 
-function anyValueOf(buf: Uint8Array): Record<string, unknown> {
+/**
+ * AnyValues still to decode, as (bytes, container, key): arrays and kvlists nest without a
+ * bound in valid protobuf, so they are decoded from an explicit stack rather than by
+ * recursion, which a few thousand levels of nesting in one attribute would overflow.
+ */
+type Pending = [Uint8Array, Record<string | number, unknown>, string | number];
+
+function fill(pending: Pending[]): void {
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [buf, container, key] = next;
+    container[key] = oneAnyValue(buf, pending);
+  }
+}
+
+/** One AnyValue; the members of an array or kvlist are left on `pending` (last field wins). */
+function oneAnyValue(buf: Uint8Array, pending: Pending[]): Record<string, unknown> {
   let out: Record<string, unknown> = {};
   for (const r = new FieldReader(buf); r.next(); ) {
     const field = r.field;
@@ -176,18 +187,41 @@ function anyValueOf(buf: Uint8Array): Record<string, unknown> {
       case 4:
         out = { doubleValue: doubleOf(BigInt(v as bigint)) };
         break;
-      case 5:
-        out = { arrayValue: { values: listOf(v as Uint8Array).map(anyValueOf) } };
+      case 5: {
+        const values: unknown[] = [];
+        for (const item of listOf(v as Uint8Array)) {
+          values.push({});
+          pending.push([item, values as unknown as Record<number, unknown>, values.length - 1]);
+        }
+        out = { arrayValue: { values } };
         break;
-      case 6:
-        out = { kvlistValue: { values: listOf(v as Uint8Array).map(keyValueOf) } };
+      }
+      case 6: {
+        const values: unknown[] = [];
+        for (const item of listOf(v as Uint8Array)) {
+          const entry: Record<string, unknown> = { key: '', value: {} };
+          keyValueInto(item, entry, pending);
+          values.push(entry);
+        }
+        out = { kvlistValue: { values } };
         break;
+      }
       case 7:
         out = { bytesValue: Buffer.from(v as Uint8Array).toString('base64') };
         break;
     }
   }
   return out;
+}
+
+/** A KeyValue's key into `entry`, its value left on `pending`. */
+function keyValueInto(buf: Uint8Array, entry: Record<string, unknown>, pending: Pending[]): void {
+  let value: Uint8Array | undefined;
+  for (const r = new FieldReader(buf); r.next(); ) {
+    if (r.field === 1) entry.key = text(r.value);
+    else if (r.field === 2) value = r.value as Uint8Array;
+  }
+  if (value) pending.push([value, entry, 'value']);
 }
 
 /** `ArrayValue.values` / `KeyValueList.values`: repeated field 1. */
