@@ -358,7 +358,7 @@ function decodeAnyValue(root: unknown): unknown {
       pending.length = 0;
       return INVALID;
     }
-    if (typeof key === 'number') (container as unknown[])[key] = value;
+    if (typeof key === 'number') container[key] = value;
     else setOwn(container as Record<string, unknown>, key, value);
   }
   return result;
