@@ -1,4 +1,3 @@
-import { DoubleValue, writeKeyValue } from './encode-values.js';
 import { ProtoWriter } from './protobuf-wire.js';
 
 /**
@@ -183,41 +182,65 @@ function attributes(w: ProtoWriter, field: number, v: unknown, path: string): vo
     const entry = record(kv, `${path}[${i}]`);
     const key = get(entry, 'key');
     if (typeof key !== 'string') throw new Error(`${path}[${i}].key: expected a string`);
-    w.message(field, (x) => writeKeyValue(x, key, jsonAnyValue(get(entry, 'value'), `${path}[${i}].value`)));
+    w.message(field, (x) => keyValue(x, key, get(entry, 'value'), `${path}[${i}].value`, 0));
   });
 }
 
-/** The JS value an OTLP/JSON `AnyValue` stands for (64-bit integers as bigint). */
-function jsonAnyValue(v: unknown, path: string): unknown {
-  if (v === undefined || v === null) return undefined;
+/**
+ * AnyValues nest without a limit in OTLP; encoding recurses, so deeper JSON is refused with
+ * its path rather than overflowing the call stack (and costing a copy of the value per level).
+ */
+export const MAX_ANY_VALUE_DEPTH = 512;
+
+function keyValue(w: ProtoWriter, key: string, value: unknown, path: string, depth: number): void {
+  w.string(1, key);
+  if (value !== undefined && value !== null) w.message(2, (x) => anyValue(x, value, path, depth));
+}
+
+/**
+ * An OTLP/JSON `AnyValue` written straight to protobuf: a kvlist stays the list of entries it
+ * was (duplicate keys, `__proto__`, and key order kept), as a received protobuf would be.
+ */
+function anyValue(w: ProtoWriter, v: unknown, path: string, depth: number): void {
+  if (v === undefined || v === null) return;
+  if (depth >= MAX_ANY_VALUE_DEPTH)
+    throw new Error(`${path}: nested deeper than ${MAX_ANY_VALUE_DEPTH} levels`);
   const o = record(v, path);
-  if ('stringValue' in o || 'string_value' in o) return String(get(o, 'stringValue', 'string_value'));
-  if ('boolValue' in o || 'bool_value' in o) return get(o, 'boolValue', 'bool_value') === true;
-  if ('intValue' in o || 'int_value' in o) return integer(get(o, 'intValue', 'int_value'), path);
-  if ('doubleValue' in o || 'double_value' in o) {
-    const d = Number(get(o, 'doubleValue', 'double_value'));
-    // A whole double must stay a double: writeAnyValue would make it an int.
-    return new DoubleValue(d);
-  }
-  if ('bytesValue' in o || 'bytes_value' in o)
-    return new Uint8Array(Buffer.from(String(get(o, 'bytesValue', 'bytes_value')), 'base64'));
-  if ('arrayValue' in o || 'array_value' in o) {
+  if ('stringValue' in o || 'string_value' in o) w.string(1, String(get(o, 'stringValue', 'string_value')));
+  else if ('boolValue' in o || 'bool_value' in o)
+    w.tag(2, 0).uint(get(o, 'boolValue', 'bool_value') === true ? 1 : 0);
+  else if ('intValue' in o || 'int_value' in o)
+    w.tag(3, 0).varint(integer(get(o, 'intValue', 'int_value'), path));
+  // A whole double stays a double (field 4), as it was sent.
+  else if ('doubleValue' in o || 'double_value' in o)
+    w.double(4, Number(get(o, 'doubleValue', 'double_value')));
+  else if ('bytesValue' in o || 'bytes_value' in o)
+    w.bytes(7, Buffer.from(String(get(o, 'bytesValue', 'bytes_value')), 'base64'));
+  else if ('arrayValue' in o || 'array_value' in o) {
     const a = record(get(o, 'arrayValue', 'array_value'), path);
-    return list(get(a, 'values'), `${path}.arrayValue.values`).map((x, i) =>
-      jsonAnyValue(x, `${path}.arrayValue.values[${i}]`),
-    );
-  }
-  if ('kvlistValue' in o || 'kvlist_value' in o) {
-    const kv = record(get(o, 'kvlistValue', 'kvlist_value'), path);
-    const out: Record<string, unknown> = {};
-    list(get(kv, 'values'), `${path}.kvlistValue.values`).forEach((e, i) => {
-      const entry = record(e, `${path}.kvlistValue.values[${i}]`);
-      out[String(get(entry, 'key'))] = jsonAnyValue(
-        get(entry, 'value'),
-        `${path}.kvlistValue.values[${i}].value`,
-      );
+    const values = list(get(a, 'values'), `${path}.arrayValue.values`);
+    w.message(5, (x) => {
+      for (let i = 0; i < values.length; i++)
+        x.message(1, (y) => anyValue(y, values[i], `${path}.arrayValue.values[${i}]`, depth + 1));
     });
-    return out;
+  } else if ('kvlistValue' in o || 'kvlist_value' in o) {
+    const kv = record(get(o, 'kvlistValue', 'kvlist_value'), path);
+    const values = list(get(kv, 'values'), `${path}.kvlistValue.values`);
+    w.message(6, (x) => {
+      for (let i = 0; i < values.length; i++) {
+        const at = `${path}.kvlistValue.values[${i}]`;
+        const entry = record(values[i], at);
+        const key = get(entry, 'key');
+        x.message(1, (y) =>
+          keyValue(
+            y,
+            key === undefined || key === null ? '' : String(key),
+            get(entry, 'value'),
+            `${at}.value`,
+            depth + 1,
+          ),
+        );
+      }
+    });
   }
-  return undefined;
 }
