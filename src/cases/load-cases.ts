@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { buildScorer, isPlainObject, issuesToProblems, unwrapFloats } from '../policy/parse-policy.js';
 import { formatPath, PolicyError, type PolicyProblem } from '../policy/policy-error.js';
+import { prototypeKeyProblems } from '../policy/prototype-keys.js';
 import { readPolicyText } from '../policy/read-policy-text.js';
 import { CASE_ONLY_KEYS, type EvalCase } from './eval-case.js';
 
@@ -85,6 +86,8 @@ export function parseCasesText(text: string, source?: string): EvalCase[] {
 }
 
 function checkCases(entries: readonly unknown[]): EvalCase[] {
+  const hostile = prototypeKeyProblems(entries, ['cases']);
+  if (hostile.length > 0) throw new CasesError(hostile);
   const problems: PolicyProblem[] = [];
   const ids = new Map<string, number>();
   if (entries.length === 0) problems.push({ path: 'cases', message: 'no cases' });

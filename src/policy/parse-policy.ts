@@ -5,6 +5,7 @@ import { didYouMean, knownKeysAt } from './did-you-mean.js';
 import { policyDigest } from './policy-digest.js';
 import { formatPath, PolicyError, type PolicyProblem } from './policy-error.js';
 import { type PolicyFile, policySchema } from './policy-schema.js';
+import { prototypeKeyProblems } from './prototype-keys.js';
 import { SCORER_KINDS } from './scorer-kinds.js';
 
 /**
@@ -18,6 +19,8 @@ export function parsePolicy(value: unknown): Policy {
       { path: '', message: `expected a mapping at the top level, got ${describe(value)}` },
     ]);
   }
+  const hostile = prototypeKeyProblems(value);
+  if (hostile.length > 0) throw new PolicyError(hostile);
   const top = policySchema.safeParse(unwrapFloats(value));
   if (!top.success) problems.push(...issuesToProblems(top.error.issues, [], policySchema));
 
