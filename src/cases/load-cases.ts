@@ -55,7 +55,7 @@ export function parseCasesText(text: string, source?: string): EvalCase[] {
   if (source && /\.(jsonl|ndjson)$/i.test(source)) {
     entries = [];
     const problems: PolicyProblem[] = [];
-    text.split('\n').forEach((line, i) => {
+    (text.charCodeAt(0) === 0xfeff ? text.slice(1) : text).split('\n').forEach((line, i) => {
       if (line.trim() === '') return;
       try {
         entries.push(JSON.parse(line));

@@ -17,7 +17,9 @@ export function readPolicyText(text: string): {
   locate: LocatePath;
 } {
   const lines = new LineCounter();
-  const doc = YAML.parseDocument(text, {
+  // A byte-order mark (Windows editors) is not content; before a top-level list, yaml
+  // reads it as a scalar and fails on every line.
+  const doc = YAML.parseDocument(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, {
     keepSourceTokens: true,
     uniqueKeys: true,
     prettyErrors: false,
