@@ -144,7 +144,7 @@ export class Forwarder {
         body: job.batch.body,
         signal: controller.signal,
       });
-      await res.arrayBuffer().catch(() => undefined);
+      await readAnswer(res);
       if (res.ok) {
         this._events.forwarded(endpoint, job.batch.spans);
         this._settle(job.batch);
@@ -192,4 +192,33 @@ export class Forwarder {
     this._events.settled(batch.spans);
     if (this._pendingSpans === 0) for (const resolve of this._idleWaiters.splice(0)) resolve();
   }
+}
+
+/** An export answer is a few bytes; an upstream sending more (or never ending) is not read on. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+/**
+ * Reads an answer's body up to `MAX_ANSWER_BYTES`, then cancels the rest: a broken upstream's
+ * endless body would otherwise be held in memory until the request timeout.
+ */
+async function readAnswer(res: Response): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  if (!res.body) return new Uint8Array();
+  const reader = res.body.getReader();
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.length;
+      if (size > MAX_ANSWER_BYTES) {
+        await reader.cancel();
+        break;
+      }
+      parts.push(value);
+    }
+  } catch {
+    // A body cut short: the status line is what counts.
+  }
+  return Buffer.concat(parts);
 }

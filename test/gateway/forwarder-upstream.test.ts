@@ -1,0 +1,71 @@
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Forwarder, type ForwarderEvents } from '../../src/gateway/forwarder.js';
+
+let server: Server | undefined;
+
+afterEach(async () => {
+  server?.closeAllConnections();
+  server?.close();
+  server = undefined;
+});
+
+async function upstream(answer: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
+  server = createServer(async (req, res) => {
+    for await (const _ of req);
+    answer(req, res);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`;
+}
+
+function recorder() {
+  const log: string[] = [];
+  let settled = 0;
+  const events: ForwarderEvents = {
+    forwarded: (_e, spans) => log.push(`forwarded ${spans}`),
+    retried: (_e, reason) => log.push(`retried ${reason}`),
+    deadLettered: (_e, spans, reason) => log.push(`dead-lettered ${spans} ${reason}`),
+    settled: (spans) => {
+      settled += spans;
+    },
+  };
+  return { log, events, settled: () => settled };
+}
+
+describe('Forwarder against a broken upstream', () => {
+  it('reads a bounded part of an answer whose body never ends, and counts the batch forwarded once', async () => {
+    let written = 0;
+    let requests = 0;
+    const url = await upstream((_req, res) => {
+      requests++;
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' });
+      const chunk = Buffer.alloc(64 * 1024);
+      // Writes as fast as the gateway reads, until it stops reading.
+      const pump = () => {
+        while (!res.destroyed && written < 512 * 1024 * 1024) {
+          written += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', pump);
+        }
+      };
+      res.on('close', () => undefined);
+      pump();
+    });
+    const r = recorder();
+    const forwarder = new Forwarder(
+      { endpoints: [url], timeoutMs: 2000, maxAttempts: 2, initialBackoffMs: 10 },
+      r.events,
+    );
+    forwarder.send(new Uint8Array([0x0a, 0x00]), 3);
+    await forwarder.idle();
+    // Before: the answer was buffered whole: 512 MB here, held until the timeout.
+    expect(r.log).toEqual(['forwarded 3']);
+    expect(requests).toBe(1);
+    expect(r.settled()).toBe(3);
+    expect(written).toBeLessThan(64 * 1024 * 1024);
+    await forwarder.close(100);
+  });
+});
