@@ -1,3 +1,5 @@
+import { FieldReader } from '../otlp/protobuf-wire.js';
+
 export interface ForwarderOptions {
   /** OTLP/HTTP trace endpoints (full URLs, e.g. `http://127.0.0.1:4318/v1/traces`); each gets every batch. */
   endpoints: readonly string[];
@@ -144,9 +146,13 @@ export class Forwarder {
         body: job.batch.body,
         signal: controller.signal,
       });
-      await readAnswer(res);
+      const answer = await readAnswer(res);
       if (res.ok) {
-        this._events.forwarded(endpoint, job.batch.spans);
+        // The endpoint may refuse some spans of an accepted request (OTLP partial success):
+        // those are dead-lettered, not counted as forwarded.
+        const refused = Math.min(job.batch.spans, rejectedSpans(answer, res.headers.get('content-type')));
+        if (refused < job.batch.spans) this._events.forwarded(endpoint, job.batch.spans - refused);
+        if (refused > 0) this._events.deadLettered(endpoint, refused, 'partial_success');
         this._settle(job.batch);
         return;
       }
@@ -221,4 +227,32 @@ async function readAnswer(res: Response): Promise<Uint8Array> {
     // A body cut short: the status line is what counts.
   }
   return Buffer.concat(parts);
+}
+
+/**
+ * `partial_success.rejected_spans` of an `ExportTraceServiceResponse`, in protobuf or (when
+ * the endpoint answers JSON) OTLP/JSON; 0 when absent or unreadable.
+ */
+function rejectedSpans(answer: Uint8Array, contentType: string | null): number {
+  if (answer.length === 0) return 0;
+  try {
+    if (contentType?.toLowerCase().includes('json')) {
+      const body = JSON.parse(Buffer.from(answer).toString('utf8')) as Record<string, unknown>;
+      const partial = (body.partialSuccess ?? body.partial_success) as Record<string, unknown> | undefined;
+      const n = Number(partial?.rejectedSpans ?? partial?.rejected_spans ?? 0);
+      return Number.isSafeInteger(n) && n > 0 ? n : 0;
+    }
+    for (const r = new FieldReader(answer); r.next(); ) {
+      if (r.field !== 1 || !(r.value instanceof Uint8Array)) continue;
+      for (const p = new FieldReader(r.value); p.next(); ) {
+        if (p.field === 1 && p.wire === 0) {
+          const n = Number(p.value);
+          return Number.isSafeInteger(n) && n > 0 ? n : 0;
+        }
+      }
+    }
+  } catch {
+    // Not an export answer: the status line is what counts.
+  }
+  return 0;
 }

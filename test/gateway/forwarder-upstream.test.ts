@@ -69,3 +69,31 @@ describe('Forwarder against a broken upstream', () => {
     await forwarder.close(100);
   });
 });
+
+describe('Forwarder and OTLP partial success', () => {
+  it('dead-letters the spans an endpoint refused in a 200 answer (protobuf and JSON), and forwards the rest', async () => {
+    // ExportTraceServiceResponse { partial_success { rejected_spans: 2, error_message: "bad" } }
+    const partial = Buffer.from([0x0a, 0x07, 0x08, 0x02, 0x12, 0x03, 0x62, 0x61, 0x64]);
+    let json = false;
+    const url = await upstream((_req, res) => {
+      if (json) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ partialSuccess: { rejectedSpans: '2', errorMessage: 'bad' } }));
+      } else {
+        res.writeHead(200, { 'content-type': 'application/x-protobuf' });
+        res.end(partial);
+      }
+    });
+    for (const asJson of [false, true]) {
+      json = asJson;
+      const r = recorder();
+      const forwarder = new Forwarder({ endpoints: [url] }, r.events);
+      forwarder.send(new Uint8Array([0x0a, 0x00]), 5);
+      await forwarder.idle();
+      // Before: "forwarded 5" — the refused spans were counted as delivered.
+      expect(r.log).toEqual(['forwarded 3', 'dead-lettered 2 partial_success']);
+      expect(r.settled()).toBe(5);
+      await forwarder.close(100);
+    }
+  });
+});
