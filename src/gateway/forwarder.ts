@@ -105,7 +105,7 @@ export class Forwarder {
   /** Waits up to `deadlineMs` for everything to settle, then dead-letters what is left. */
   async close(deadlineMs: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.idle(), new Promise<void>((r) => (timer = setTimeout(r, deadlineMs)))]);
+    await Promise.race([this.idle(), new Promise<void>((r) => (timer = setTimeout(r, timerMs(deadlineMs))))]);
     clearTimeout(timer);
     this._closed = true;
     for (const [t, waiting] of this._timers) {
@@ -136,7 +136,7 @@ export class Forwarder {
     job.attempt++;
     const controller = new AbortController();
     this._controllers.add(controller);
-    const timer = setTimeout(() => controller.abort(), this._o.timeoutMs);
+    const timer = setTimeout(() => controller.abort(), timerMs(this._o.timeoutMs));
     let retryReason: string;
     let retryAfterMs: number | undefined;
     try {
@@ -183,7 +183,7 @@ export class Forwarder {
         this._queues.get(endpoint)!.unshift(job);
         this._pump(endpoint);
       }
-    }, delay);
+    }, timerMs(delay));
     this._timers.set(t, { endpoint, job });
   }
 
@@ -198,6 +198,14 @@ export class Forwarder {
     this._events.settled(batch.spans);
     if (this._pendingSpans === 0) for (const resolve of this._idleWaiters.splice(0)) resolve();
   }
+}
+
+/**
+ * A delay `setTimeout` keeps: above 2^31 - 1 ms (24.8 days) Node warns and fires after 1 ms,
+ * so a drain timeout meant as "wait as long as it takes" dead-lettered everything at once.
+ */
+function timerMs(ms: number): number {
+  return Math.min(Math.max(0, ms), 2 ** 31 - 1);
 }
 
 /** An export answer is a few bytes; an upstream sending more (or never ending) is not read on. */

@@ -97,3 +97,22 @@ describe('Forwarder and OTLP partial success', () => {
     }
   });
 });
+
+describe('Forwarder deadlines', () => {
+  it('a drain deadline beyond what setTimeout holds (2^31 ms) waits for the upstream instead of firing at once', async () => {
+    const waiting: ServerResponse[] = [];
+    const url = await upstream((_req, res) => waiting.push(res));
+    const r = recorder();
+    const forwarder = new Forwarder({ endpoints: [url], timeoutMs: 3_000_000_000 }, r.events);
+    forwarder.send(new Uint8Array([0x0a, 0x00]), 1);
+    while (waiting.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    const closing = forwarder.close(3_000_000_000);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Before: Node fired both timers after 1 ms: the request was aborted and the batch
+    // dead-lettered ("shutdown") while the upstream was still answering.
+    expect(r.log).toEqual([]);
+    waiting[0]!.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+    await closing;
+    expect(r.log).toEqual(['forwarded 1']);
+  });
+});
