@@ -83,10 +83,12 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
     }
     return { host: m[1]!.replace(/^\[(.*)\]$/, '$1') || '127.0.0.1', port: Number(m[2]) };
   };
-  const number = (name: string): number | undefined => {
+  // Limits of 0 would refuse every request (429 or 413) for as long as the gateway runs.
+  const number = (name: string, least = 0): number | undefined => {
     const text = values[name] as string | undefined;
     if (text === undefined) return undefined;
     if (!/^\d+$/.test(text)) problems.push(`--${name}: expected a whole number, got ${JSON.stringify(text)}`);
+    else if (Number(text) < least) problems.push(`--${name}: must be at least ${least}, got ${text}`);
     return Number(text);
   };
   const http = listen('http', '127.0.0.1:4318');
@@ -119,9 +121,9 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
   const options = {
     decisionWaitMs: number('decision-wait'),
     maxWaitMs: number('max-wait'),
-    maxHeldSpans: number('max-held-spans'),
-    maxRequestBytes: number('max-request-bytes'),
-    maxDecompressedBytes: number('max-decompressed-bytes'),
+    maxHeldSpans: number('max-held-spans', 1),
+    maxRequestBytes: number('max-request-bytes', 1),
+    maxDecompressedBytes: number('max-decompressed-bytes', 1),
     drainTimeoutMs: number('drain-timeout'),
   };
   if (!values.policy) problems.push('--policy is required');

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import type { CliIo } from '../../src/cli/cli-io.js';
+import { serveCommand } from '../../src/cli/commands/serve.js';
+
+function capture(): { io: CliIo; err: () => string } {
+  let err = '';
+  return {
+    io: {
+      stdout: () => undefined,
+      stderr: (t) => {
+        err += t;
+      },
+    },
+    err: () => err,
+  };
+}
+
+describe('serve: numeric flags at their edges', () => {
+  it.each(['max-held-spans', 'max-request-bytes', 'max-decompressed-bytes'])(
+    'serve --%s 0 is a usage error (it refused every request for as long as the gateway ran)',
+    async (flag) => {
+      const { io, err } = capture();
+      // Nothing listens: the flags are checked before the policy is read or a port is bound.
+      const code = await serveCommand(
+        [
+          '--policy',
+          'no-such-policy.yaml',
+          `--${flag}`,
+          '0',
+          '--http',
+          'off',
+          '--grpc',
+          'off',
+          '--metrics',
+          'off',
+        ],
+        io,
+        Promise.resolve(),
+      );
+      expect(code).toBe(2);
+      expect(err()).toContain(`toolwatch serve: --${flag}: must be at least 1, got 0`);
+    },
+  );
+});
