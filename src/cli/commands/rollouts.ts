@@ -45,6 +45,8 @@ exit status: 0 done (and gates held), 1 a gate failed, 2 bad usage / invalid cas
 policy / agent module not loadable, 3 internal error`;
 
 /** `toolwatch rollouts`. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number> {
   let values: ReturnType<typeof parse>['values'];
   try {
@@ -69,6 +71,9 @@ export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number
     const n = raw === undefined ? fallback : Number(raw);
     if (!Number.isInteger(n) || n < 1)
       return usage(io, `${name === 'k' ? '-k' : `--${name}`} must be a positive integer`);
+    // Beyond 2^31 - 1 ms Node fires a timer after 1 ms: every rollout would time out at once.
+    if (name === 'timeout-ms' && n > MAX_TIMER_MS)
+      return usage(io, `--timeout-ms must be at most ${MAX_TIMER_MS} (24.8 days)`);
     ints[name] = n;
   }
 
