@@ -1,6 +1,7 @@
 import { writeSync } from 'node:fs';
 import { type FileHandle, open } from 'node:fs/promises';
 import type { GateOutcome } from '../evaluation/check-gates.js';
+import { terminalText } from '../input/printable.js';
 import type { ReportBuilder, ReportBuilderOptions } from '../report/report-builder.js';
 import type { InputStats, Report, RolloutGrid } from '../report/report-types.js';
 import type { Verdict } from '../types.js';
@@ -94,12 +95,16 @@ export async function openOutput(
     };
   }
   const builder = new (await import('../report/report-builder.js')).ReportBuilder(options);
-  const render: (r: Report) => string =
-    format === 'table'
-      ? (await import('../report/render-text.js')).renderText
-      : format === 'markdown'
-        ? (await import('../report/render-markdown.js')).renderMarkdown
-        : (await import('../report/render-html.js')).renderHtml;
+  // Table and Markdown carry span data (agent and tool names) to a terminal or a PR comment
+  // as is: their control bytes are escaped. HTML escapes its own.
+  let render: (r: Report) => string;
+  if (format === 'table') {
+    const { renderText } = await import('../report/render-text.js');
+    render = (r) => terminalText(renderText(r));
+  } else if (format === 'markdown') {
+    const { renderMarkdown } = await import('../report/render-markdown.js');
+    render = (r) => terminalText(renderMarkdown(r));
+  } else render = (await import('../report/render-html.js')).renderHtml;
   return {
     builder,
     add: (v, file) => builder.add(v, file),

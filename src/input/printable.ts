@@ -12,3 +12,17 @@ export function printable(text: string, max = 160): string {
       : `\\u${code.toString(16).padStart(4, '0')}`;
   });
 }
+
+/**
+ * A whole report made safe for a terminal or a PR comment: control bytes escaped as in
+ * `printable`, but tabs and line breaks kept and nothing cut. Agent, tool and rule names come
+ * from span data, and a name carrying escape sequences must not clear the reader's screen.
+ */
+export function terminalText(text: string): string {
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029]/g, (ch) => {
+    const code = ch.charCodeAt(0);
+    return code <= 0xff
+      ? `\\x${code.toString(16).padStart(2, '0')}`
+      : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
+}
