@@ -4,6 +4,7 @@ import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace-base';
 import { lateSpanRole, SpanRole, spanRole } from '../conventions/span-role.js';
 import type { Placement } from '../emission/verdict-writer.js';
 import type { LiveChecks } from './live-checks.js';
+import { retainedBytes } from './retained-bytes.js';
 import { highResolutionStart, parentIdOf, spanLikeOf } from './run-builder.js';
 import type { RunEvaluator } from './run-evaluator.js';
 import {
@@ -153,6 +154,7 @@ export class HeldTraces {
       // Its facts are read when the run is rebuilt (objects made then die young).
       entry.like = spanLikeOf(entry, span, true);
       entry.span = undefined;
+      if (!buffer.holdBytes(state, retainedBytes(span))) return this._tooLarge(state, entry, span, spanId);
     }
     if (entry.open) state.openCount--;
     entryClosed(entry);
@@ -174,6 +176,22 @@ export class HeldTraces {
     if (state.late.size > 0) this._evaluator.checkLateRuns(state);
     buffer.releaseIfIdle(state);
     return view;
+  }
+
+  /**
+   * The trace alone holds more than `maxBufferedBytes`: it is evicted whole (counted, with a
+   * tombstone: its later spans are counted, its run gets `skipped: incomplete_trace`). Live
+   * checks do not need the trace: a tool span ending now is still checked.
+   */
+  private _tooLarge(state: TraceState, entry: SpanEntry, span: ReadableSpan, spanId: string): undefined {
+    this._buffer.evict(
+      state,
+      'max_buffered_bytes',
+      `agent trace ${state.traceId} alone holds more than maxBufferedBytes of ended spans`,
+    );
+    if (entry.role === SpanRole.TOOL && this._live.enabled)
+      this._live.toolEnded(state.traceId, entry.agent, span, spanId);
+    return undefined;
   }
 
   /**
@@ -259,6 +277,8 @@ export class HeldTraces {
       entry.span = undefined;
       state.openCount--;
       entryClosed(entry);
+      // Over the byte bound, the next span to end evicts the trace (not while a child starts under it).
+      this._buffer.holdBytes(state, retainedBytes(span));
     }
     return entry;
   }

@@ -44,9 +44,17 @@ export interface ToolwatchSpanProcessorOptions {
   maxSpansPerTrace?: number;
   /**
    * Spans held over all traces; beyond it the oldest traces are evicted and their spans
-   * counted as dropped. Bounds memory whatever the mix of traces. Default: 100000.
+   * counted as dropped. Bounds memory whatever the mix of traces, with `maxBufferedBytes`. Default: 100000.
    */
   maxBufferedSpans?: number;
+  /**
+   * About how many bytes of ended spans are held over all traces (their attribute and event
+   * values, plus ~0.5 KB a span): the span counts bound memory only while spans are small, and
+   * agent spans carry whole arguments, results and model messages. Beyond it the oldest traces
+   * are evicted (counted as `max_buffered_bytes`); a trace that alone passes it is evicted too,
+   * and its run gets `skipped: incomplete_trace`. Default: 134217728 (128 MiB).
+   */
+  maxBufferedBytes?: number;
   /** An agent trace with no span activity for this long is evicted (roots that never end). Default: 300000 ms. */
   traceTtlMs?: number;
   /** A judge call still running after this long is aborted and yields an `error` result. Default: 60000 ms. */
@@ -69,6 +77,7 @@ const DEFAULTS = {
   maxTraces: 10_000,
   maxSpansPerTrace: 10_000,
   maxBufferedSpans: 100_000,
+  maxBufferedBytes: 128 * 1024 * 1024,
   traceTtlMs: 300_000,
   judgeTimeoutMs: 60_000,
 } as const;
@@ -137,6 +146,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
         maxTraces: positive(options.maxTraces, DEFAULTS.maxTraces, 'maxTraces'),
         maxSpansPerTrace: positive(options.maxSpansPerTrace, DEFAULTS.maxSpansPerTrace, 'maxSpansPerTrace'),
         maxBufferedSpans: positive(options.maxBufferedSpans, DEFAULTS.maxBufferedSpans, 'maxBufferedSpans'),
+        maxBufferedBytes: positive(options.maxBufferedBytes, DEFAULTS.maxBufferedBytes, 'maxBufferedBytes'),
         traceTtlMs: positive(options.traceTtlMs, DEFAULTS.traceTtlMs, 'traceTtlMs'),
       },
       metrics,

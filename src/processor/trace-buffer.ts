@@ -78,6 +78,8 @@ export interface TraceState {
   spans: Map<string, SpanEntry>;
   /** Entries counted against the span limits. */
   held: number;
+  /** About how many bytes of ended spans the trace holds (`retainedBytes`), counted against `maxBufferedBytes`. */
+  bytes: number;
   /** Held spans still open: the trace is released when none is left (and nothing waits). */
   openCount: number;
   /** The sweep epoch of the last span activity. */
@@ -134,6 +136,7 @@ export interface TraceBufferLimits {
   maxTraces: number;
   maxSpansPerTrace: number;
   maxBufferedSpans: number;
+  maxBufferedBytes: number;
   traceTtlMs: number;
 }
 
@@ -231,6 +234,8 @@ export class TraceBuffer {
   private readonly _tombstones = new Map<string, Tombstone>();
   /** Entries held over all traces. */
   private _held = 0;
+  /** Bytes of ended spans held over all traces. */
+  private _bytes = 0;
   /** Traces held in `JUDGED` mode: while there are none, no ordinary span needs a lookup. */
   private _judged = 0;
   /** The last lookup, by trace id. */
@@ -258,6 +263,11 @@ export class TraceBuffer {
 
   get held(): number {
     return this._held;
+  }
+
+  /** Bytes of ended spans held over all traces (`retainedBytes`). */
+  get bytes(): number {
+    return this._bytes;
   }
 
   /** How many held traces are `JUDGED` (the others hold agent-related spans only). */
@@ -298,6 +308,7 @@ export class TraceBuffer {
       mode,
       spans: new Map(),
       held: 0,
+      bytes: 0,
       openCount: 0,
       activeEpoch: this._epoch,
       since: performance.now(),
@@ -347,6 +358,24 @@ export class TraceBuffer {
       }
     }
     return true;
+  }
+
+  /**
+   * Counts `bytes` more held by `state` (an ended span it keeps). Over `maxBufferedBytes` over
+   * all traces, the oldest other traces are evicted; false when `state` alone is still over
+   * (the caller evicts it: a trace that size cannot be held whole).
+   */
+  holdBytes(state: TraceState, bytes: number): boolean {
+    state.bytes += bytes;
+    this._bytes += bytes;
+    const max = this._limits.maxBufferedBytes;
+    if (this._bytes <= max) return true;
+    for (const oldest of this._traces.values()) {
+      if (this._bytes <= max) break;
+      if (oldest === state) continue;
+      this.evict(oldest, 'max_buffered_bytes', `${max} bytes of ended spans are held`);
+    }
+    return this._bytes <= max;
   }
 
   /** Holds an admitted entry. */
@@ -466,6 +495,8 @@ export class TraceBuffer {
     this._lastId = undefined;
     this._held -= state.held;
     state.held = 0;
+    this._bytes -= state.bytes;
+    state.bytes = 0;
     this._metrics.tracesBuffered(-1);
   }
 
@@ -515,6 +546,7 @@ export class TraceBuffer {
     this._lastId = undefined;
     this._tombstones.clear();
     this._held = 0;
+    this._bytes = 0;
     return held;
   }
 }

@@ -5,6 +5,8 @@
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { diag } from '@opentelemetry/api';
 import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -92,6 +94,93 @@ describe('bound 1: span limits hold on every path', () => {
       pointValue(metrics.get('toolwatch.processor.spans_dropped'), { reason: 'max_spans_per_trace' }),
     ).toBe(5000 - 50);
     root.end();
+    await p.provider.shutdown();
+    await m.shutdown();
+  });
+});
+
+describe('bound 1b: bytes held', () => {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+
+  /** A tool call whose arguments are a fresh ~100 KB string (as a tool given a whole document gets). */
+  const bigTool = (tracer: Pipeline['tracer'], parent: ReturnType<typeof startAgent>, i: number) =>
+    tool(tracer, 'lookup', parent, { document: 'x'.repeat(100_000), i });
+
+  /** A never-ending session of 300 such calls, with nothing else holding the spans (no exporter). */
+  async function flood(maxBufferedBytes?: number) {
+    const m = createMetrics();
+    const verdicts: Verdict[] = [];
+    const processor = new ToolwatchSpanProcessor({
+      policy: policyOf([{ scorers: [expectsLookup()] }]),
+      meterProvider: m.meterProvider,
+      onVerdict: (v) => verdicts.push(v),
+      ...(maxBufferedBytes === undefined ? {} : { maxBufferedBytes }),
+    });
+    const provider = new BasicTracerProvider({ spanProcessors: [processor] });
+    const tracer = provider.getTracer('flood');
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    const session = startAgent(tracer, 'session');
+    const calls = 300;
+    for (let i = 0; i < calls; i++) bigTool(tracer, session, i);
+    gc();
+    const grown = process.memoryUsage().heapUsed - before;
+    const bytes = (processor as unknown as { _buffer: { bytes: number } })._buffer.bytes;
+    session.end();
+    const metrics = await m.collect();
+    const dropped = (reason: string) =>
+      pointValue(metrics.get('toolwatch.processor.spans_dropped'), { reason }) ?? 0;
+    await provider.shutdown();
+    await m.shutdown();
+    return { grown, bytes, verdicts, calls, dropped };
+  }
+
+  it('keeps a session whose tool calls carry large arguments under maxBufferedBytes', async () => {
+    // The control: under the default (128 MiB) the 30 MB of arguments are all held until the run ends.
+    const held = await flood();
+    expect(held.grown).toBeGreaterThan(25 * 1024 * 1024);
+    expect(held.verdicts[0]!.results[0]!.label).toBe('pass');
+
+    const bounded = await flood(4 * 1024 * 1024);
+    expect(bounded.grown).toBeLessThan(8 * 1024 * 1024);
+    // Evicted as it passed 4 MiB: the spans it held then, and every later one, are counted.
+    expect(bounded.bytes).toBe(0);
+    const atEviction = bounded.dropped('max_buffered_bytes') as number;
+    expect(atEviction).toBeGreaterThan(30);
+    expect(atEviction).toBeLessThan(50);
+    expect(atEviction + (bounded.dropped('evicted_trace') as number)).toBe(bounded.calls + 1);
+    // Judged on part of the session, a verdict could be false: the run gets a record instead.
+    expect(bounded.verdicts.map((v) => v.results.map((r) => [r.label, r.reason]))).toEqual([
+      [['skipped', 'incomplete_trace']],
+    ]);
+  });
+
+  it('evicts the oldest other trace first, and judges the newer one whole', async () => {
+    const m = createMetrics();
+    const verdicts: Verdict[] = [];
+    const p = pipeline({
+      policy: policyOf([{ scorers: [expectsLookup()] }]),
+      meterProvider: m.meterProvider,
+      maxBufferedBytes: 1024 * 1024,
+      onVerdict: (v) => verdicts.push(v),
+    });
+    const older = startAgent(p.tracer, 'older');
+    for (let i = 0; i < 6; i++) bigTool(p.tracer, older, i);
+    const newer = startAgent(p.tracer, 'newer');
+    for (let i = 0; i < 6; i++) bigTool(p.tracer, newer, i);
+    newer.end();
+    older.end();
+    expect(verdicts.map((v) => [v.agent, v.results[0]!.label, v.results[0]!.reason])).toEqual([
+      ['newer', 'pass', null],
+      ['older', 'skipped', 'incomplete_trace'],
+    ]);
+    const metrics = await m.collect();
+    // The older trace held its agent span and its six calls when the newer one's fifth call came.
+    expect(
+      pointValue(metrics.get('toolwatch.processor.spans_dropped'), { reason: 'max_buffered_bytes' }),
+    ).toBe(7);
+    expect(tracesHeld(p)).toBe(0);
     await p.provider.shutdown();
     await m.shutdown();
   });
