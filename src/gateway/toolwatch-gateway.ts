@@ -206,6 +206,19 @@ export class ToolwatchGateway {
     const fresh = new Set<string>();
     for (const span of raw) if (!this._assembler.has(span.traceId)) fresh.add(span.traceId);
     const newTraces = fresh.size;
+    if (raw.length > this._maxHeld || newTraces > this._maxTraces) {
+      // Retrying cannot help a request the gateway could not hold even when empty: refused
+      // for good (400 / INVALID_ARGUMENT), so the sender does not retry it forever.
+      this._count.requests!({ transport, outcome: 'invalid' });
+      this._count.rejected!({ reason: 'request_too_large' }, raw.length);
+      return {
+        kind: 'invalid',
+        message:
+          raw.length > this._maxHeld
+            ? `request has ${raw.length} spans, more than the gateway holds (${this._maxHeld}); send smaller batches`
+            : `request has ${newTraces} traces, more than the gateway buffers (${this._maxTraces}); send smaller batches`,
+      };
+    }
     if (
       this._held + raw.length > this._maxHeld ||
       (newTraces > 0 && this._assembler.bufferedTraces + newTraces > this._maxTraces)

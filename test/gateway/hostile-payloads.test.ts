@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ToolwatchGateway } from '../../src/gateway/toolwatch-gateway.js';
 import { splitTraceRequest } from '../../src/otlp/trace-request-splice.js';
 import { deeplyNestedRequest } from '../fixtures/hostile/deep-request.js';
-import { type Sink, startSink, supportPolicy, until } from './helpers.js';
+import { protobufOf, recordRun, type Sink, startSink, supportPolicy, until } from './helpers.js';
 
 let sink: Sink;
 
@@ -36,5 +36,32 @@ describe('gateway, hostile payloads', () => {
     expect(gw.registry.total('toolwatch_gateway_spans_undecodable_total')).toBe(0);
     await gw.close(1000);
     expect(gw.heldSpans).toBe(0);
+  });
+});
+
+describe('gateway, requests it could never hold', () => {
+  it('refuses for good (not 429-and-retry) a request with more spans than maxHeldSpans', async () => {
+    const gw = new ToolwatchGateway({ policy: supportPolicy(), maxHeldSpans: 10 });
+    const body = protobufOf(recordRun(['lookup_account'], 10)); // 13 spans
+    // Before: "exhausted" with a retry delay, for every retry of this request, forever.
+    expect(gw.ingest(body, 'http')).toEqual({
+      kind: 'invalid',
+      message: 'request has 13 spans, more than the gateway holds (10); send smaller batches',
+    });
+    expect(gw.registry.value('toolwatch_gateway_spans_rejected_total', { reason: 'request_too_large' })).toBe(
+      13,
+    );
+    expect(gw.ingest(protobufOf(recordRun(['lookup_account'], 2)), 'http').kind).toBe('accepted');
+    await gw.close(100);
+  });
+
+  it('and a request with more new traces than maxTraces', async () => {
+    const gw = new ToolwatchGateway({ policy: supportPolicy(), maxTraces: 2 });
+    const body = protobufOf([...recordRun(['a']), ...recordRun(['b']), ...recordRun(['c'])]);
+    expect(gw.ingest(body, 'grpc')).toEqual({
+      kind: 'invalid',
+      message: 'request has 3 traces, more than the gateway buffers (2); send smaller batches',
+    });
+    await gw.close(100);
   });
 });
