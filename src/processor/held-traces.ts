@@ -154,7 +154,8 @@ export class HeldTraces {
       // Its facts are read when the run is rebuilt (objects made then die young).
       entry.like = spanLikeOf(entry, span, true);
       entry.span = undefined;
-      if (!buffer.holdBytes(state, retainedBytes(span))) return this._tooLarge(state, entry, span, spanId);
+      entry.bytes = retainedBytes(span);
+      if (!buffer.holdBytes(state, entry.bytes)) return this._tooLarge(state, entry, span, spanId);
     }
     if (entry.open) state.openCount--;
     entryClosed(entry);
@@ -278,7 +279,8 @@ export class HeldTraces {
       state.openCount--;
       entryClosed(entry);
       // Over the byte bound, the next span to end evicts the trace (not while a child starts under it).
-      this._buffer.holdBytes(state, retainedBytes(span));
+      entry.bytes = retainedBytes(span);
+      this._buffer.holdBytes(state, entry.bytes);
     }
     return entry;
   }

@@ -111,6 +111,10 @@ export class RunEvaluator {
         this._buffer.markEvaluated(state, other.spanId);
         this._judgeRun(state, other, contextOnly(state.traceId, other.spanId), 'span');
       }
+      // In a trace that goes on (a workflow or session span above), the judged run is let go.
+      if (state.openCount > 0 && !state.seenLate && entry.activeChildren === 0) {
+        this._buffer.releaseRun(state, entry);
+      }
     }
     return view;
   }

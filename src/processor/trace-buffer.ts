@@ -2,6 +2,7 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { SpanRole } from '../conventions/span-role.js';
 import type { ToolwatchMetrics } from '../emission/metrics.js';
 import type { SpanReading } from '../reconstruction/read-facts.js';
+import { ATTR_OPENINFERENCE_SPAN_KIND } from '../semconv.js';
 import type { SpanLike } from '../types.js';
 import type { LiveAgent } from './live-misuse.js';
 import type { ProblemLog } from './problem-log.js';
@@ -42,6 +43,8 @@ export interface SpanEntry {
   toolScope: SpanEntry | undefined;
   /** First seen when it ended, or started at a time given by the caller: its place in the map says nothing of its start. */
   outOfOrder: boolean;
+  /** What holding it after its end costs (`retainedBytes`), counted in its trace's `bytes`. */
+  bytes: number;
 }
 
 /** How much a trace costs to follow. */
@@ -176,6 +179,7 @@ export function newEntry(
     t0: undefined,
     toolScope: undefined,
     outOfOrder: false,
+    bytes: 0,
   };
 }
 
@@ -358,6 +362,44 @@ export class TraceBuffer {
       }
     }
     return true;
+  }
+
+  /**
+   * A top-level run of a trace that goes on (a workflow or session span above it) has been
+   * judged, with every run below it, and nothing in it is open: its entries go, so that a
+   * long-lived trace holds its open runs only, and judging each run rebuilds that run, not
+   * every run before it. Kept when the trace has OpenInference spans: a run started later
+   * may name one of these as its source (`graph.node.parent_id`, by node id or agent name),
+   * and reconstruction must see it.
+   */
+  releaseRun(state: TraceState, agent: SpanEntry): void {
+    // Whether each entry is in the run, found once per entry (parents are mostly held
+    // before their children, but not always: entries held late come after).
+    const inRun = new Map<SpanEntry, boolean>([[agent, true]]);
+    const path: SpanEntry[] = [];
+    for (const entry of state.spans.values()) {
+      const attributes = (entry.like ?? entry.span)?.attributes;
+      if (attributes !== undefined && attributes[ATTR_OPENINFERENCE_SPAN_KIND] !== undefined) return;
+      let at: SpanEntry | undefined = entry;
+      let known = at === undefined ? false : inRun.get(at);
+      while (at !== undefined && known === undefined) {
+        path.push(at);
+        at = at.parent ?? (at.parentId === undefined ? undefined : state.spans.get(at.parentId));
+        known = at === undefined ? false : inRun.get(at);
+      }
+      for (const step of path) inRun.set(step, known === true);
+      path.length = 0;
+    }
+    for (const [entry, doomed] of inRun) {
+      if (!doomed || entry.open || !state.spans.delete(entry.spanId)) continue;
+      state.held--;
+      this._held--;
+      state.bytes -= entry.bytes;
+      this._bytes -= entry.bytes;
+      if (entry.role === SpanRole.AGENT) state.agents--;
+      if (state.evaluated.size > 0) state.evaluated.delete(entry.spanId);
+      if (state.counted.size > 0) state.counted.delete(entry.spanId);
+    }
   }
 
   /**

@@ -186,6 +186,44 @@ describe('bound 1b: bytes held', () => {
   });
 });
 
+describe('bound 1c: long-lived traces', () => {
+  it('lets each judged run under a workflow span go, so the trace never reaches its span limit', async () => {
+    const m = createMetrics();
+    const verdicts: Verdict[] = [];
+    const p = pipeline({
+      policy: policyOf([{ scorers: [expectsLookup()] }]),
+      meterProvider: m.meterProvider,
+      maxSpansPerTrace: 200,
+      onVerdict: (v) => verdicts.push(v),
+    });
+    // A workflow (or session) span that outlives many agent runs: each run was held until it
+    // ended, so every later run was rebuilt with all earlier ones, and past 200 spans the
+    // trace was incomplete: every run after the 99th got a record instead of a verdict.
+    const workflow = p.tracer.startSpan('invoke_workflow session', {
+      attributes: { 'gen_ai.operation.name': 'invoke_workflow' },
+    });
+    const runs = 500;
+    let peak = 0;
+    for (let i = 0; i < runs; i++) {
+      const agent = startAgent(p.tracer, 'assistant', workflow);
+      tool(p.tracer, 'lookup', agent, { i });
+      agent.end();
+      peak = Math.max(peak, held(p));
+    }
+    workflow.end();
+    expect(peak).toBeLessThanOrEqual(3);
+    expect(verdicts).toHaveLength(runs);
+    expect(verdicts.every((v) => v.passed && v.results[0]!.label === 'pass')).toBe(true);
+    const metrics = await m.collect();
+    // Each execution counted once, though the runs were judged one by one and let go.
+    expect(pointValue(metrics.get('toolwatch.tool.executions'), { 'gen_ai.tool.name': 'lookup' })).toBe(runs);
+    expect(metrics.get('toolwatch.processor.spans_dropped')?.dataPoints ?? []).toEqual([]);
+    expect(tracesHeld(p)).toBe(0);
+    await p.provider.shutdown();
+    await m.shutdown();
+  });
+});
+
 describe('bound 2: nesting costs O(depth)', () => {
   it('ends a 10,000-deep chain of agent spans', { timeout: 20_000 }, async () => {
     const verdicts: Verdict[] = [];
