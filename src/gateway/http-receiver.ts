@@ -12,6 +12,34 @@ export interface HttpReceiverOptions {
   maxRequestBytes?: number;
   /** Largest body after gunzip, else 413 (gzip bombs). Default 64 MiB. */
   maxDecompressedBytes?: number;
+  /**
+   * Body bytes (as received, and after gunzip) held at once by every request being received
+   * or decoded; a request that would pass it gets 429 + Retry-After. Without it, many
+   * concurrent or slowly sent bodies each below the request limit add up without bound.
+   * Default 256 MiB.
+   */
+  maxInFlightBytes?: number;
+}
+
+/** Bytes held by requests in flight, shared by every request of one handler. */
+class BodyBudget {
+  used = 0;
+  constructor(
+    readonly max: number,
+    private readonly _gauge: (labels?: Record<string, string>, value?: number) => void,
+  ) {}
+
+  take(n: number): boolean {
+    if (this.used + n > this.max) return false;
+    this.used += n;
+    this._gauge({}, n);
+    return true;
+  }
+
+  give(n: number): void {
+    this.used -= n;
+    this._gauge({}, -n);
+  }
 }
 
 type Encoding = 'protobuf' | 'json';
@@ -24,11 +52,21 @@ type Encoding = 'protobuf' | 'json';
 export function httpHandler(gateway: ToolwatchGateway, options: HttpReceiverOptions = {}) {
   const maxRequest = options.maxRequestBytes ?? 16 * 1024 * 1024;
   const maxDecompressed = options.maxDecompressedBytes ?? 64 * 1024 * 1024;
+  const budget = new BodyBudget(
+    options.maxInFlightBytes ?? 256 * 1024 * 1024,
+    gateway.registry.upDown(
+      'toolwatch_gateway_http_body_bytes',
+      'HTTP request body bytes held by requests being received or decoded.',
+    ),
+  );
   return (req: IncomingMessage, res: ServerResponse): void => {
-    handle(gateway, req, res, options.token, maxRequest, maxDecompressed).catch(() => {
-      if (!res.headersSent) plain(res, 500, 'internal error');
-      else res.destroy();
-    });
+    const held = { bytes: 0 };
+    handle(gateway, req, res, options.token, maxRequest, maxDecompressed, budget, held)
+      .catch(() => {
+        if (!res.headersSent) plain(res, 500, 'internal error');
+        else res.destroy();
+      })
+      .finally(() => budget.give(held.bytes));
   };
 }
 
@@ -51,6 +89,8 @@ async function handle(
   token: string | undefined,
   maxRequest: number,
   maxDecompressed: number,
+  budget: BodyBudget,
+  held: { bytes: number },
 ): Promise<void> {
   if (serveProbes(gateway, req, res)) return;
   const path = (req.url ?? '').split('?')[0];
@@ -72,13 +112,21 @@ async function handle(
   if (Number.isFinite(declared) && declared > maxRequest) {
     return refuse(req, res, 413, `request body over ${maxRequest} bytes`);
   }
-  const body = await readBody(req, maxRequest);
+  const busy = () => {
+    res.setHeader('retry-after', '1');
+    const message = `gateway busy: request bodies in flight over ${budget.max} bytes; retry later`;
+    return fail(req, res, encoding, 429, RpcCode.RESOURCE_EXHAUSTED, message, 1000);
+  };
+  const body = await readBody(req, maxRequest, budget, held);
   if (body === 'too_large') return refuse(req, res, 413, `request body over ${maxRequest} bytes`);
+  if (body === 'busy') return busy();
   if (body === 'aborted') return;
   let payload: Buffer = body;
   if (contentEncoding === 'gzip') {
     try {
       payload = await gunzipLimited(body, maxDecompressed);
+      if (!budget.take(payload.length)) return busy();
+      held.bytes += payload.length;
     } catch (err) {
       if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
         return fail(
@@ -132,7 +180,12 @@ function encodingOf(header: string | undefined): Encoding | undefined {
   return undefined;
 }
 
-function readBody(req: IncomingMessage, max: number): Promise<Buffer | 'too_large' | 'aborted'> {
+function readBody(
+  req: IncomingMessage,
+  max: number,
+  budget: BodyBudget,
+  held: { bytes: number },
+): Promise<Buffer | 'too_large' | 'busy' | 'aborted'> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -146,6 +199,13 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer | 'too_larg
         resolve('too_large');
         return;
       }
+      if (!budget.take(chunk.length)) {
+        done = true;
+        chunks.length = 0;
+        resolve('busy');
+        return;
+      }
+      held.bytes += chunk.length;
       chunks.push(chunk);
     });
     req.on('end', () => {

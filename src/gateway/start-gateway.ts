@@ -29,6 +29,8 @@ export interface StartGatewayOptions extends ToolwatchGatewayOptions {
   maxRequestBytes?: number;
   /** Largest gzip-decompressed HTTP body. Default 64 MiB. */
   maxDecompressedBytes?: number;
+  /** HTTP body bytes held at once by all requests being received or decoded, else 429. Default 256 MiB. */
+  maxInFlightBytes?: number;
   /** How long `close()` waits for forwarding before dead-lettering the rest. Default 30,000 ms. */
   drainTimeoutMs?: number;
 }
@@ -56,6 +58,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       ...(options.maxDecompressedBytes !== undefined
         ? { maxDecompressedBytes: options.maxDecompressedBytes }
         : {}),
+      ...(options.maxInFlightBytes !== undefined ? { maxInFlightBytes: options.maxInFlightBytes } : {}),
     });
     const server = tls ? createHttpsServer(tls, handler) : createHttpServer(handler);
     addresses.http = await listen(server, options.http);

@@ -32,6 +32,8 @@ writes the verdicts onto the agent spans and forwards every span.
   --max-held-spans N    spans held before 429 / RESOURCE_EXHAUSTED (default 200000)
   --max-request-bytes N body limit (413), default 16777216
   --max-decompressed-bytes N  limit after gunzip (413), default 67108864
+  --max-in-flight-bytes N  HTTP body bytes held at once by all requests being received
+                        or decoded (429 beyond), default 268435456
   --drain-timeout MS    on SIGTERM, how long to wait for forwarding (default 30000)
   -h, --help            this text
 
@@ -60,6 +62,7 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
         'max-held-spans': { type: 'string' },
         'max-request-bytes': { type: 'string' },
         'max-decompressed-bytes': { type: 'string' },
+        'max-in-flight-bytes': { type: 'string' },
         'drain-timeout': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -124,6 +127,7 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
     maxHeldSpans: number('max-held-spans', 1),
     maxRequestBytes: number('max-request-bytes', 1),
     maxDecompressedBytes: number('max-decompressed-bytes', 1),
+    maxInFlightBytes: number('max-in-flight-bytes', 1),
     drainTimeoutMs: number('drain-timeout'),
   };
   if (!values.policy) problems.push('--policy is required');
