@@ -20,6 +20,7 @@ import {
 } from '../semconv.js';
 import type { MisuseKind, Policy, ResultLabel, ScorerResult, ToolStatus } from '../types.js';
 import { type AggregatedCounter, aggregatedCounter } from './aggregated-counter.js';
+import { cappedName } from './capped-name.js';
 
 /** Name of the meter toolwatch asks the `MeterProvider` for. */
 export const TOOLWATCH_METER_NAME = 'toolwatch';
@@ -145,24 +146,25 @@ export class ToolwatchMetrics {
 
   recordResult(result: ScorerResult, agent: string, rule: string): void {
     if (!this._recording) return;
-    this._evaluations.add(1, result.scorer, result.label, agent, rule);
+    const name = cappedName(agent);
+    this._evaluations.add(1, result.scorer, result.label, name, rule);
     // Skipped results carry no score worth averaging.
     if (result.label !== 'skipped' && Number.isFinite(result.score)) {
       this._score.record(result.score, {
         [ATTR_GEN_AI_EVALUATION_NAME]: result.scorer,
-        [ATTR_GEN_AI_AGENT_NAME]: agent,
+        [ATTR_GEN_AI_AGENT_NAME]: name,
       });
     }
   }
 
   recordToolExecution(tool: string, status: ToolStatus, agent: string): void {
     if (!this._recording) return;
-    this._toolExecutions.add(1, tool, status, agent);
+    this._toolExecutions.add(1, cappedName(tool), status, cappedName(agent));
   }
 
   recordMisuse(kind: MisuseKind, tool: string, agent: string, rule: string): void {
     if (!this._recording) return;
-    this._misuse.add(1, kind, tool, agent, rule);
+    this._misuse.add(1, kind, cappedName(tool), cappedName(agent), rule);
   }
 
   recordJudgeCall(scorer: string, outcome: JudgeCallOutcome): void {
@@ -180,5 +182,5 @@ export class ToolwatchMetrics {
 }
 
 function literalAgent(glob: string | undefined): string | undefined {
-  return glob !== undefined && !GLOB_CHARS.test(glob) ? glob : undefined;
+  return glob !== undefined && !GLOB_CHARS.test(glob) ? cappedName(glob) : undefined;
 }

@@ -1,6 +1,7 @@
 import { diag } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { toolArgumentsOf, toolNameOf } from '../conventions/span-role.js';
+import { cappedName } from '../emission/capped-name.js';
 import type { ToolwatchMetrics } from '../emission/metrics.js';
 import { runIdentity } from '../evaluation/match-rules.js';
 import { runsInOrder } from '../reconstruction/run-tree.js';
@@ -108,8 +109,8 @@ export class LiveChecks {
     if (tools === undefined) {
       tools = new Set();
       byKind.set(event.kind, tools);
-    } else if (tools.has(event.tool)) return false;
-    tools.add(event.tool);
+    } else if (tools.has(cappedName(event.tool))) return false;
+    tools.add(cappedName(event.tool));
     this._loggedCount++;
     return true;
   }

@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { ToolwatchMetrics } from '../../src/emission/metrics.js';
 import type { ScorerResult } from '../../src/types.js';
@@ -110,5 +112,38 @@ describe('ToolwatchMetrics', () => {
   it('is a no-op without a meter provider', () => {
     const metrics = new ToolwatchMetrics();
     expect(() => metrics.recordResult(result('s', 'pass', 1), 'a', 'r')).not.toThrow();
+  });
+
+  it('cuts agent and tool names from span data to 256 characters, so hostile names cannot grow memory', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const m = createMetrics();
+    const metrics = new ToolwatchMetrics({ meterProvider: m.meterProvider });
+    // A model can make up tool names, and frameworks record calls to tools the agent lacks:
+    // 3,000 distinct 100 KB names (2,000 series kept whole would hold 200 MB).
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    for (let i = 0; i < 3000; i++) {
+      const name = `${i}:${'x'.repeat(100_000)}`;
+      metrics.recordToolExecution(name, 'ok', `agent ${name}`);
+      metrics.recordMisuse('unexpected', name, 'assistant', 'rule');
+      metrics.recordResult(result('s', 'pass', 1), `agent ${name}`, 'rule');
+    }
+    gc();
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(20 * 1024 * 1024);
+    const collected = await m.collect();
+    const executions = collected.get('toolwatch.tool.executions')!.dataPoints;
+    const names = executions.map((p) => p.attributes['gen_ai.tool.name']).filter((n) => n !== undefined);
+    expect(names.length).toBeGreaterThan(1000);
+    for (const name of names) {
+      expect(String(name)).toHaveLength(256);
+      expect(String(name).endsWith('…')).toBe(true);
+    }
+    expect(pointValue(collected.get('toolwatch.tool.executions'), { 'gen_ai.tool.name': names[0] })).toBe(1);
+    for (const point of collected.get('toolwatch.evaluations')!.dataPoints) {
+      const agent = point.attributes['gen_ai.agent.name'];
+      if (agent !== undefined) expect(String(agent).length).toBeLessThanOrEqual(256);
+    }
+    await m.shutdown();
   });
 });
