@@ -1,5 +1,5 @@
-import { createReadStream } from 'node:fs';
-import { access } from 'node:fs/promises';
+import { createReadStream, type Stats } from 'node:fs';
+import { access, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
@@ -96,6 +96,17 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
       const reason =
         (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message;
       io.stderr(`${prefix}: cannot read ${file}: ${reason}\n`);
+      return 2;
+    }
+  }
+
+  if (values.out !== undefined) {
+    const read = [...positionals, values.baseline, values.policy, values.cases, values.judges];
+    const clash = await sameFile(values.out, read);
+    if (clash !== undefined) {
+      io.stderr(
+        `${prefix}: --out ${values.out} is the input ${clash}: it would be emptied before it is read\n`,
+      );
       return 2;
     }
   }
@@ -201,6 +212,26 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
     return 1;
   }
   return failed ? 1 : 0;
+}
+
+/** The first of `inputs` that is the file `out` names (same device and inode: links too). */
+async function sameFile(out: string, inputs: ReadonlyArray<string | undefined>): Promise<string | undefined> {
+  let target: Stats;
+  try {
+    target = await stat(out);
+  } catch {
+    return undefined; // a new file cannot be an input
+  }
+  for (const input of inputs) {
+    if (input === undefined || input === '-') continue;
+    try {
+      const s = await stat(input);
+      if (s.dev === target.dev && s.ino === target.ino) return input;
+    } catch {
+      // An unreadable input is reported where it is read.
+    }
+  }
+  return undefined;
 }
 
 type CaseModules = Awaited<ReturnType<typeof loadCaseModules>>;
