@@ -268,7 +268,10 @@ export class ToolwatchGateway {
 
   private _keepProblems(problems: readonly Problem[]): void {
     if (problems.length === 0) return;
-    this.problems.push(...problems);
+    // Not `push(...problems)`: a request of 150,000 spans without names made as many
+    // arguments, overflowed the stack and got the whole request refused.
+    for (let i = Math.max(0, problems.length - 1000); i < problems.length; i++)
+      this.problems.push(problems[i]!);
     if (this.problems.length > 1000) this.problems.splice(0, this.problems.length - 1000);
   }
 

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ToolwatchGateway } from '../../src/gateway/toolwatch-gateway.js';
+import { ProtoWriter } from '../../src/otlp/protobuf-wire.js';
 import { splitTraceRequest } from '../../src/otlp/trace-request-splice.js';
 import { deeplyNestedRequest } from '../fixtures/hostile/deep-request.js';
 import { protobufOf, recordRun, type Sink, startSink, supportPolicy, until } from './helpers.js';
@@ -61,6 +62,32 @@ describe('gateway, requests it could never hold', () => {
     expect(gw.ingest(body, 'grpc')).toEqual({
       kind: 'invalid',
       message: 'request has 3 traces, more than the gateway buffers (2); send smaller batches',
+    });
+    await gw.close(100);
+  });
+});
+
+describe('gateway, a request with very many problems', () => {
+  it('accepts 150,000 spans without a name, keeping the last 1,000 problems (the problem list overflowed the stack)', async () => {
+    const spans = new ProtoWriter();
+    for (let i = 0; i < 150_000; i++) {
+      spans.bytes(
+        2,
+        new ProtoWriter()
+          .bytes(1, Buffer.from('0102030405060708090a0b0c0d0e0f10', 'hex'))
+          .bytes(2, Buffer.from((i + 1).toString(16).padStart(16, '0'), 'hex'))
+          .fixed64(7, 1_000_000n)
+          .finish(),
+      );
+    }
+    const body = new ProtoWriter().bytes(1, new ProtoWriter().bytes(2, spans.finish()).finish()).finish();
+    const gw = new ToolwatchGateway({ policy: supportPolicy(), maxSpansPerTrace: 200_000 });
+    // Before: { kind: 'invalid', message: 'undecodable OTLP protobuf: Maximum call stack size exceeded' }.
+    expect(gw.ingest(body, 'http')).toMatchObject({ kind: 'accepted', spans: 150_000 });
+    expect(gw.problems).toHaveLength(1000);
+    expect(gw.problems[999]).toMatchObject({
+      code: 'span_missing_name',
+      spanId: (150_000).toString(16).padStart(16, '0'),
     });
     await gw.close(100);
   });
