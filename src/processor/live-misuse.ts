@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { cappedName } from '../emission/capped-name.js';
 import { matchRules, type RunIdentity } from '../evaluation/match-rules.js';
 import { canonicalArgs } from '../reconstruction/canonical-args.js';
 import { trajectoryLimits } from '../scorers/trajectory.js';
@@ -23,9 +25,22 @@ export interface LiveAgent {
   traceId: string;
   limits: LiveLimits[];
   calls: number;
-  /** Identical calls so far, by tool and canonical arguments (made on the first call a rule limits repeats of). */
+  /**
+   * Identical calls so far, by tool and canonical arguments (made on the first call a rule
+   * limits repeats of); long arguments by digest. At most `MAX_REPEAT_KEYS` calls:
+   * a session that never ends would otherwise keep every call's arguments.
+   */
   repeats: Map<string, number> | undefined;
 }
+
+/**
+ * Distinct calls one live agent remembers for `max_repeats`. A loop repeats a call long before
+ * this many others; past it, calls seen before still count, new ones are not remembered (the
+ * verdict at the run's end counts every repeat of the rebuilt run).
+ */
+export const MAX_REPEAT_KEYS = 10_000;
+/** Keys longer than this are remembered by digest (a key weighs what the arguments weigh). */
+const MAX_KEY_LENGTH = 256;
 
 /**
  * Reports tool misuse while the run is still going: forbidden and unexpected tools when the
@@ -96,10 +111,12 @@ export class LiveMisuseMonitor {
       }
       if (limits.maxRepeats !== undefined) {
         if (repeatKey === undefined) {
-          repeatKey = tool + '\u0000' + canonicalArgs(parseArgs(args));
+          repeatKey = repeatKeyOf(tool, canonicalArgs(parseArgs(args)));
           agent.repeats ??= new Map();
-          repeats = (agent.repeats.get(repeatKey) ?? 0) + 1;
-          agent.repeats.set(repeatKey, repeats);
+          const seen = agent.repeats.get(repeatKey);
+          repeats = (seen ?? 0) + 1;
+          if (seen !== undefined || agent.repeats.size < MAX_REPEAT_KEYS)
+            agent.repeats.set(repeatKey, repeats);
         }
         if (repeats > limits.maxRepeats) {
           this._emit('repeated_call', agent, limits, tool, toolSpanId, {
@@ -157,6 +174,16 @@ function minDefined(a: number | undefined, b: number | undefined): number | unde
   if (a === undefined) return b;
   if (b === undefined) return a;
   return Math.min(a, b);
+}
+
+/**
+ * The key of a call among an agent's calls: tool and canonical arguments, or for long
+ * arguments their SHA-256 (equal arguments always match; a model cannot make different ones
+ * collide and raise a false alarm).
+ */
+function repeatKeyOf(tool: string, args: string): string {
+  if (tool.length + args.length <= MAX_KEY_LENGTH) return tool + '\u0000' + args;
+  return `${cappedName(tool)}\u0000#${createHash('sha256').update(args).digest('base64')}`;
 }
 
 /** Arguments usually arrive as JSON text; compare them as values so key order does not matter. */

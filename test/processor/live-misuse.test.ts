@@ -1,6 +1,11 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { DiagLogLevel, diag } from '@opentelemetry/api';
+import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
-import { LiveMisuseMonitor } from '../../src/processor/live-misuse.js';
+import { definePolicy } from '../../src/policy/define-policy.js';
+import { LiveMisuseMonitor, MAX_REPEAT_KEYS } from '../../src/processor/live-misuse.js';
+import { ToolwatchSpanProcessor } from '../../src/processor/toolwatch-span-processor.js';
 import { trajectory } from '../../src/scorers/trajectory.js';
 import type { MisuseEvent } from '../../src/types.js';
 import { createMetrics, fakeScorer, pointValue, policyOf } from './harness.js';
@@ -61,6 +66,44 @@ describe('LiveMisuseMonitor', () => {
       trace_id: 't1',
       detail: { calls: 3, max_calls: 2 },
     });
+  });
+});
+
+describe('live repeat counts are bounded', () => {
+  it('remembers at most MAX_REPEAT_KEYS distinct calls of a session that never ends, and still catches repeats', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const misuses: MisuseEvent[] = [];
+    // Out of the sample: no span is held, so only the live counts could grow.
+    const processor = new ToolwatchSpanProcessor({
+      policy: definePolicy({
+        sampling: { ratio: 0 },
+        rules: [{ name: 'r', match: { agent: '*' }, scorers: [trajectory({ maxRepeats: 3 })] }],
+      }),
+      onMisuse: (event) => misuses.push(event),
+    });
+    const provider = new BasicTracerProvider({ spanProcessors: [processor] });
+    const tracer = provider.getTracer('session');
+    const pad = 'y'.repeat(1000);
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    const session = startAgent(tracer, 'session');
+    // Long arguments (remembered by digest), repeated 4 times: the 4th is one too many.
+    for (let i = 0; i < 4; i++) tool(tracer, 'lookup', session, { id: 'first', pad });
+    expect(misuses.map((m) => [m.kind, m.detail.count])).toEqual([['repeated_call', 4]]);
+    // 50,000 distinct calls: each one's key was kept for the life of the session (58 MB).
+    for (let i = 0; i < 50_000; i++) tool(tracer, 'lookup', session, { i, pad });
+    gc();
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(12 * 1024 * 1024);
+    // A call remembered before the cap still counts; key order does not matter.
+    tool(tracer, 'lookup', session, { pad, id: 'first' });
+    expect(misuses.map((m) => [m.kind, m.detail.count])).toEqual([
+      ['repeated_call', 4],
+      ['repeated_call', 5],
+    ]);
+    expect(MAX_REPEAT_KEYS).toBe(10_000);
+    session.end();
+    await provider.shutdown();
   });
 });
 
