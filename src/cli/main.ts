@@ -111,12 +111,19 @@ if (isMain()) {
     process.stderr.write(`toolwatch: cannot write to stdout: ${err.message}\n`);
     process.exit(2);
   });
+  // Diagnostics that cannot be written (`2>&1 | head -1`, a full disk) are dropped: the run
+  // goes on, so verdicts still reach stdout or --out and the exit status still means what it
+  // says (an unhandled EPIPE on stderr ended the run with exit 1, as if a gate had failed).
+  let stderrOpen = true;
+  process.stderr.on('error', () => {
+    stderrOpen = false;
+  });
   const io: CliIo = {
     stdout: (text) => {
       if (!process.stdout.write(text)) return new Promise((resolve) => process.stdout.once('drain', resolve));
     },
     stderr: (text) => {
-      process.stderr.write(text);
+      if (stderrOpen) process.stderr.write(text);
     },
     stdin: process.stdin,
     stderrIsTTY: process.stderr.isTTY === true,
