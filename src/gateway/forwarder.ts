@@ -21,13 +21,15 @@ export interface ForwarderEvents {
   forwarded(endpoint: string, spans: number): void;
   retried(endpoint: string, reason: string): void;
   deadLettered(endpoint: string, spans: number, reason: string): void;
-  /** Every endpoint is done with a batch (sent or dead-lettered): its spans leave the gateway. */
-  settled(spans: number): void;
+  /** Every endpoint is done with a batch (sent or dead-lettered): its spans (and `held` bytes) leave the gateway. */
+  settled(spans: number, held: number): void;
 }
 
 interface Batch {
   body: Uint8Array;
   spans: number;
+  /** What the caller counts as held for these spans, handed back when they settle. */
+  held: number;
   remaining: number;
 }
 
@@ -80,12 +82,12 @@ export class Forwarder {
     return this._pendingSpans;
   }
 
-  send(body: Uint8Array, spans: number): void {
+  send(body: Uint8Array, spans: number, held = 0): void {
     if (this._o.endpoints.length === 0) {
-      this._events.settled(spans);
+      this._events.settled(spans, held);
       return;
     }
-    const batch: Batch = { body, spans, remaining: this._o.endpoints.length };
+    const batch: Batch = { body, spans, held, remaining: this._o.endpoints.length };
     this._pendingSpans += spans;
     for (const endpoint of this._o.endpoints) {
       if (this._closed) this._fail(endpoint, batch, 'shutdown');
@@ -195,7 +197,7 @@ export class Forwarder {
   private _settle(batch: Batch): void {
     if (--batch.remaining > 0) return;
     this._pendingSpans -= batch.spans;
-    this._events.settled(batch.spans);
+    this._events.settled(batch.spans, batch.held);
     if (this._pendingSpans === 0) for (const resolve of this._idleWaiters.splice(0)) resolve();
   }
 }

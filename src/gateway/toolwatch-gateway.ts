@@ -23,6 +23,13 @@ export interface ToolwatchGatewayOptions {
   maxWaitMs?: number;
   /** Spans held (buffered, being judged, or being forwarded) before requests are refused with 429 / RESOURCE_EXHAUSTED. Default 200,000. */
   maxHeldSpans?: number;
+  /**
+   * Bytes of the held spans as received (span messages with their share of the resource and
+   * scope) before requests are refused with 429 / RESOURCE_EXHAUSTED: the span limit alone
+   * lets large spans hold any amount of memory. The heap holds about 6 times this (decoded
+   * spans for judging). Default 128 MiB.
+   */
+  maxHeldBytes?: number;
   /** Traces buffered before new requests are refused. Default 50,000. */
   maxTraces?: number;
   /** A trace with this many spans is judged at once; later spans pass through as late. Default 10,000. */
@@ -69,6 +76,8 @@ export class ToolwatchGateway {
   private readonly _maxTraces: number;
   private readonly _retryAfterMs: number;
   private _held = 0;
+  private _heldBytes = 0;
+  private readonly _maxHeldBytes: number;
   private _late: RawSpan[] = [];
   private _judging: Promise<void> = Promise.resolve();
   private _timer: NodeJS.Timeout | undefined;
@@ -78,6 +87,7 @@ export class ToolwatchGateway {
   constructor(private readonly _o: ToolwatchGatewayOptions) {
     this._now = _o.now ?? Date.now;
     this._maxHeld = _o.maxHeldSpans ?? 200_000;
+    this._maxHeldBytes = _o.maxHeldBytes ?? 128 * 1024 * 1024;
     this._maxTraces = _o.maxTraces ?? 50_000;
     this._retryAfterMs = _o.retryAfterMs ?? 1000;
     this.registry = _o.registry ?? new PrometheusRegistry();
@@ -122,6 +132,11 @@ export class ToolwatchGateway {
       () => this._held,
     );
     r.gauge(
+      'toolwatch_gateway_bytes_held',
+      'Bytes of the held spans as received (with their share of resource and scope).',
+      () => this._heldBytes,
+    );
+    r.gauge(
       'toolwatch_gateway_traces_buffered',
       'Traces waiting to be complete.',
       () => this._assembler.bufferedTraces,
@@ -159,8 +174,9 @@ export class ToolwatchGateway {
         forwarded: (endpoint, spans) => this._count.forwarded!({ endpoint }, spans),
         retried: (endpoint, reason) => this._count.retries!({ endpoint, reason }),
         deadLettered: (endpoint, spans, reason) => this._count.deadLettered!({ endpoint, reason }, spans),
-        settled: (spans) => {
+        settled: (spans, held) => {
           this._held -= spans;
+          this._heldBytes -= held;
           if ((this._o.forward ?? []).length === 0)
             this._count.dropped!({ reason: 'no_forward_endpoint' }, spans);
         },
@@ -176,11 +192,16 @@ export class ToolwatchGateway {
    * traffic away before requests start being refused.
    */
   get ready(): boolean {
-    return !this._draining && this._held < this._maxHeld * 0.9;
+    return !this._draining && this._held < this._maxHeld * 0.9 && this._heldBytes < this._maxHeldBytes * 0.9;
   }
 
   get heldSpans(): number {
     return this._held;
+  }
+
+  /** Bytes of the held spans as received (see `maxHeldBytes`). */
+  get heldBytes(): number {
+    return this._heldBytes;
   }
 
   /** One OTLP/protobuf `ExportTraceServiceRequest`. Never throws. */
@@ -206,7 +227,9 @@ export class ToolwatchGateway {
     const fresh = new Set<string>();
     for (const span of raw) if (!this._assembler.has(span.traceId)) fresh.add(span.traceId);
     const newTraces = fresh.size;
-    if (raw.length > this._maxHeld || newTraces > this._maxTraces) {
+    let size = 0;
+    for (const span of raw) size += span.receivedBytes;
+    if (raw.length > this._maxHeld || newTraces > this._maxTraces || size > this._maxHeldBytes) {
       // Retrying cannot help a request the gateway could not hold even when empty: refused
       // for good (400 / INVALID_ARGUMENT), so the sender does not retry it forever.
       this._count.requests!({ transport, outcome: 'invalid' });
@@ -216,11 +239,14 @@ export class ToolwatchGateway {
         message:
           raw.length > this._maxHeld
             ? `request has ${raw.length} spans, more than the gateway holds (${this._maxHeld}); send smaller batches`
-            : `request has ${newTraces} traces, more than the gateway buffers (${this._maxTraces}); send smaller batches`,
+            : newTraces > this._maxTraces
+              ? `request has ${newTraces} traces, more than the gateway buffers (${this._maxTraces}); send smaller batches`
+              : `request holds ${size} bytes of spans, more than the gateway holds (${this._maxHeldBytes}); send smaller batches`,
       };
     }
     if (
       this._held + raw.length > this._maxHeld ||
+      this._heldBytes + size > this._maxHeldBytes ||
       (newTraces > 0 && this._assembler.bufferedTraces + newTraces > this._maxTraces)
     ) {
       this._count.requests!({ transport, outcome: 'exhausted' });
@@ -228,12 +254,13 @@ export class ToolwatchGateway {
       return {
         kind: 'exhausted',
         retryAfterMs: this._retryAfterMs,
-        message: `gateway full (${this._held} spans held, limit ${this._maxHeld}); retry later`,
+        message: `gateway full (${this._held} spans and ${this._heldBytes} bytes held, limits ${this._maxHeld} and ${this._maxHeldBytes}); retry later`,
       };
     }
     const decoded = this._decode(bytes);
     const now = this._now();
     this._held += raw.length;
+    this._heldBytes += size;
     this._count.received!({ transport }, raw.length);
     this._count.requests!({ transport, outcome: 'accepted' });
     for (const span of raw) {
@@ -245,6 +272,7 @@ export class ToolwatchGateway {
         this._late.push(span);
       } else if (outcome === 'duplicate') {
         this._held--;
+        this._heldBytes -= span.receivedBytes;
         this._count.dropped!({ reason: 'duplicate_span' });
       }
     }
@@ -322,7 +350,9 @@ export class ToolwatchGateway {
   private _send(spans: RawSpan[]): void {
     for (let i = 0; i < spans.length; i += 1024) {
       const chunk = spans.slice(i, i + 1024);
-      this._forwarder.send(encodeTraceRequest(chunk), chunk.length);
+      let held = 0;
+      for (const span of chunk) held += span.receivedBytes;
+      this._forwarder.send(encodeTraceRequest(chunk), chunk.length, held);
     }
   }
 

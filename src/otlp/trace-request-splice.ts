@@ -16,6 +16,11 @@ export interface RawSpan {
   endTimeUnixNano: bigint;
   /** The `Span` message as received (plus, once judged, the verdict fields appended). */
   bytes: Uint8Array;
+  /**
+   * Bytes this span holds as received: its message and its share of the resource and scope
+   * envelopes it arrived in (a request's spans add up to its envelopes and spans).
+   */
+  receivedBytes: number;
   resource: Envelope;
   scope: Envelope;
 }
@@ -49,11 +54,13 @@ export function splitTraceRequest(buf: Uint8Array): SplitResult {
     if (rs.wire !== 2) throw new Error('resource_spans is not length-delimited');
     const resourceBuf = buf.subarray(rs.valueStart, rs.valueEnd);
     const resource = envelopeOf(resourceBuf);
+    const firstOfResource = spans.length;
     for (const ss = new FieldReader(resourceBuf); ss.next(); ) {
       if (ss.field !== 2) continue;
       if (ss.wire !== 2) throw new Error('scope_spans is not length-delimited');
       const scopeBuf = resourceBuf.subarray(ss.valueStart, ss.valueEnd);
       const scope = envelopeOf(scopeBuf);
+      const firstOfScope = spans.length;
       for (const sp = new FieldReader(scopeBuf); sp.next(); ) {
         if (sp.field !== 2) continue;
         if (sp.wire !== 2) throw new Error('span is not length-delimited');
@@ -64,9 +71,20 @@ export function splitTraceRequest(buf: Uint8Array): SplitResult {
           rejected.reason ||= span;
         } else spans.push(span);
       }
+      share(spans, firstOfScope, scope.bytes.length);
     }
+    share(spans, firstOfResource, resource.bytes.length);
   }
   return { spans, rejected };
+}
+
+/** An envelope's bytes spread over the spans that share it, so a request's spans add up to it. */
+function share(spans: RawSpan[], from: number, bytes: number): void {
+  const n = spans.length - from;
+  if (n === 0 || bytes === 0) return;
+  const each = Math.floor(bytes / n);
+  for (let i = from; i < spans.length; i++) spans[i]!.receivedBytes += each;
+  spans[from]!.receivedBytes += bytes - each * n;
 }
 
 function rawSpanOf(buf: Uint8Array, resource: Envelope, scope: Envelope): RawSpan | string {
@@ -88,6 +106,7 @@ function rawSpanOf(buf: Uint8Array, resource: Envelope, scope: Envelope): RawSpa
     parentSpanId: parent && parent.length === 8 ? Buffer.from(parent).toString('hex') : '',
     endTimeUnixNano: end,
     bytes: buf.slice(),
+    receivedBytes: buf.length,
     resource,
     scope,
   };

@@ -16,7 +16,13 @@ function capture(): { io: CliIo; err: () => string } {
 }
 
 describe('serve: numeric flags at their edges', () => {
-  it.each(['max-held-spans', 'max-request-bytes', 'max-decompressed-bytes', 'max-in-flight-bytes'])(
+  it.each([
+    'max-held-spans',
+    'max-request-bytes',
+    'max-decompressed-bytes',
+    'max-in-flight-bytes',
+    'max-held-bytes',
+  ])(
     'serve --%s 0 is a usage error (it refused every request for as long as the gateway ran)',
     async (flag) => {
       const { io, err } = capture();

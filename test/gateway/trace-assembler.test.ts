@@ -14,6 +14,7 @@ function agentSpan(spanId: string, parent: string): [RawSpan, SpanLike] {
     parentSpanId: parent,
     endTimeUnixNano: 0n,
     bytes: new Uint8Array(),
+    receivedBytes: 0,
     resource: { bytes: new Uint8Array(), key: '' },
     scope: { bytes: new Uint8Array(), key: '' },
   };

@@ -30,6 +30,7 @@ writes the verdicts onto the agent spans and forwards every span.
                         judged (default 2000)
   --max-wait MS         longest a trace is held (default 30000)
   --max-held-spans N    spans held before 429 / RESOURCE_EXHAUSTED (default 200000)
+  --max-held-bytes N    the same for the held spans' bytes as received (default 134217728)
   --max-request-bytes N body limit (413), default 16777216
   --max-decompressed-bytes N  limit after gunzip (413), default 67108864
   --max-in-flight-bytes N  HTTP body bytes held at once by all requests being received
@@ -60,6 +61,7 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
         'decision-wait': { type: 'string' },
         'max-wait': { type: 'string' },
         'max-held-spans': { type: 'string' },
+        'max-held-bytes': { type: 'string' },
         'max-request-bytes': { type: 'string' },
         'max-decompressed-bytes': { type: 'string' },
         'max-in-flight-bytes': { type: 'string' },
@@ -125,6 +127,7 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
     decisionWaitMs: number('decision-wait'),
     maxWaitMs: number('max-wait'),
     maxHeldSpans: number('max-held-spans', 1),
+    maxHeldBytes: number('max-held-bytes', 1),
     maxRequestBytes: number('max-request-bytes', 1),
     maxDecompressedBytes: number('max-decompressed-bytes', 1),
     maxInFlightBytes: number('max-in-flight-bytes', 1),
