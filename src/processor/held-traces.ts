@@ -70,9 +70,11 @@ export class HeldTraces {
     }
     this._buffer.hold(state, entry);
     state.openCount++;
-    if (role === SpanRole.TOOL) state.hasTool = true;
+    if (role === SpanRole.TOOL || role === SpanRole.LLM) state.hasCalls = true;
+    // Their open parent, not held, may be where an implicit run begins (or links them to an
+    // agent, if attributes come later): the trace waits for it, and holds it as it ends.
     if (
-      (role === SpanRole.TOOL || role === SpanRole.LLM) &&
+      (role === SpanRole.TOOL || role === SpanRole.LLM || role === SpanRole.CHAIN) &&
       parentId !== undefined &&
       parent === undefined &&
       span.parentSpanContext?.isRemote !== true
@@ -141,9 +143,10 @@ export class HeldTraces {
     } else if (entry.role === SpanRole.NONE) {
       // Attributes set after start can still make a span an agent or a tool.
       entry.role = lateSpanRole(span.name, span.attributes);
-      if (entry.role === SpanRole.TOOL) state.hasTool = true;
+      if (entry.role === SpanRole.TOOL || entry.role === SpanRole.LLM) state.hasCalls = true;
       if (entry.role === SpanRole.AGENT) state.agents++;
-      else if (entry.role === SpanRole.TOOL && entry.agent === undefined) state.looseTools++;
+      else if ((entry.role === SpanRole.TOOL || entry.role === SpanRole.LLM) && entry.agent === undefined)
+        state.looseCalls++;
     }
     entry.span = span;
     if (state.awaiting.size > 0) state.awaiting.delete(spanId);
@@ -326,7 +329,7 @@ export class HeldTraces {
     // Its held children were waiting for it: it links them to what is above.
     entry.needed = state.awaiting.has(spanId);
     entry.t0 = highResolutionStart(span, false);
-    if (role === SpanRole.TOOL) state.hasTool = true;
+    if (role === SpanRole.TOOL || role === SpanRole.LLM) state.hasCalls = true;
     const parent = parentId === undefined ? undefined : state.spans.get(parentId);
     if (parent !== undefined) {
       entry.parent = parent;
@@ -339,7 +342,9 @@ export class HeldTraces {
     }
     this._buffer.hold(state, entry);
     state.openCount++;
-    if (entry.needed && entry.agent !== undefined) this._adoptWaitingChildren(state, entry);
+    // Spans below it that could not find it when they started: linked now, to its agent, or
+    // (none above) to the implicit run it may anchor, which then waits for those still open.
+    if (entry.needed) this._adoptWaitingChildren(state, entry);
     return entry;
   }
 
@@ -352,10 +357,10 @@ export class HeldTraces {
     for (const child of state.spans.values()) {
       if (child.parentId !== entry.spanId || child.parent !== undefined || child === entry) continue;
       child.parent = entry;
-      child.agent = entry.agent;
+      child.agent = entry.role === SpanRole.AGENT ? entry : entry.agent;
       // An open child keeps its new parent, and so its agent, active until it ends.
       if (child.open) childStarted(entry);
-      if (child.role !== SpanRole.TOOL || !this._live.enabled) continue;
+      if (child.role !== SpanRole.TOOL || child.agent === undefined || !this._live.enabled) continue;
       // Name and attributes are all the live checks read: the converted view serves once the span is let go.
       const view = (child.span ?? child.like) as ReadableSpan | undefined;
       if (view === undefined) continue;
@@ -370,9 +375,22 @@ export class HeldTraces {
     // every run of the trace is judged then.
     if (state.seenLate) return entry.parentId === undefined || span.parentSpanContext?.isRemote === true;
     if (entry.role === SpanRole.AGENT) return true;
-    // The outermost chain span holding tool spans is an implicit run.
-    if (entry.role !== SpanRole.CHAIN || !state.hasTool) return false;
-    return entry.parentId === undefined || !state.spans.has(entry.parentId);
+    // The outermost span holding tool calls (executed, or only requested by a model) with no
+    // agent above them is an implicit run: a chain span whose parent is not held and will not be.
+    if (entry.role === SpanRole.CHAIN) {
+      const parentId = entry.parentId;
+      return (
+        state.hasCalls &&
+        (parentId === undefined || (!state.spans.has(parentId) && !state.awaiting.has(parentId)))
+      );
+    }
+    // So is the trace's local root when tools ran with no agent above them (held as it ended,
+    // with the spans between, to link them): an HTTP handler that calls tools itself.
+    return (
+      entry.role === SpanRole.NONE &&
+      state.looseCalls > 0 &&
+      (entry.parentId === undefined || span.parentSpanContext?.isRemote === true)
+    );
   }
 }
 

@@ -89,7 +89,7 @@ export class RunEvaluator {
       const identity = spanIdentity(span, nested, this._rulesReadAttributes);
       return this._runs.skipped(identity, span, placement, 'sampled_out');
     }
-    const single = !state.seenLate && state.agents === 1 && state.looseTools === 0;
+    const single = !state.seenLate && state.agents === 1 && state.looseCalls === 0;
     if (single && (this._rulesReadAttributes || !announcedRuleMatches(span, nested, this._policy))) {
       // The only run the trace can hold is this one: no rule for its identity, no rebuild.
       const identity = spanIdentity(span, nested, this._rulesReadAttributes);
@@ -108,6 +108,9 @@ export class RunEvaluator {
       // implicit run inside a chain. Their spans have ended, so results go on evaluate spans.
       for (const other of runsInOrder(reconstructed.runs)) {
         if (other === run || other.end === undefined || state.evaluated.has(other.spanId)) continue;
+        // An implicit run whose outermost span is still to come (its root waits for its parent
+        // here) has its turn when that span ends: it may hold more tools by then.
+        if (other.implicit && awaitsParent(state, other.spanId)) continue;
         this._buffer.markEvaluated(state, other.spanId);
         this._judgeRun(state, other, contextOnly(state.traceId, other.spanId), 'span');
       }
@@ -194,7 +197,13 @@ export class RunEvaluator {
       }
     };
     if (now) finish();
-    else queueMicrotask(finish);
+    else {
+      state.finishing++;
+      queueMicrotask(() => {
+        state.finishing--;
+        finish();
+      });
+    }
   }
 
   /**
@@ -272,4 +281,10 @@ export class RunEvaluator {
     const identity = spanIdentity(span, nested, this._rulesReadAttributes);
     return this._runs.skipped(identity, span, placement, 'incomplete_trace');
   }
+}
+
+/** Whether the held span `spanId` has a local parent that has not been held yet (it is still open). */
+function awaitsParent(state: TraceState, spanId: string): boolean {
+  const parentId = state.spans.get(spanId)?.parentId;
+  return parentId !== undefined && state.awaiting.has(parentId);
 }

@@ -92,7 +92,8 @@ export interface TraceState {
    * not held was refused at its start (and counted then), rather than never seen.
    */
   since: number;
-  hasTool: boolean;
+  /** Tool or model spans are held: some chain or root span may be an implicit run (of their calls). */
+  hasCalls: boolean;
   /** The trace was first recognised when one of its spans ended (no agent-related span was known at start). */
   seenLate: boolean;
   /**
@@ -109,11 +110,13 @@ export interface TraceState {
    */
   awaiting: Set<string>;
   late: Map<string, LateRun>;
+  /** Runs whose wait for late spans is over, judged on the next microtask. */
+  finishing: number;
   /** JUDGED traces: open ordinary spans, not held as entries until an agent-related span starts below one. */
   ordinary: Map<string, ReadableSpan>;
-  /** JUDGED traces: agent spans held, and tool spans held with no agent above them (implicit runs). */
+  /** JUDGED traces: agent spans held, and tool and model spans held with no agent above them (their calls make implicit runs). */
   agents: number;
-  looseTools: number;
+  looseCalls: number;
   /** SAMPLED_OUT traces: the open agent span that started last. */
   lastAgent: SpanEntry | undefined;
   /**
@@ -316,18 +319,19 @@ export class TraceBuffer {
       openCount: 0,
       activeEpoch: this._epoch,
       since: performance.now(),
-      hasTool: false,
+      hasCalls: false,
       seenLate,
       incomplete: false,
       evaluated: NO_SPANS,
       counted: NO_SPANS,
       awaiting: NO_SPANS,
       late: NO_LATE_RUNS,
+      finishing: 0,
       lastAgent: undefined,
       ordinary: NO_ORDINARY,
       followed: NO_FOLLOWED,
       agents: 0,
-      looseTools: 0,
+      looseCalls: 0,
     };
     this._traces.set(traceId, state);
     if (mode === TraceMode.JUDGED) this._judged++;
@@ -373,6 +377,10 @@ export class TraceBuffer {
    * and reconstruction must see it.
    */
   releaseRun(state: TraceState, agent: SpanEntry): void {
+    // A run below may still be waiting for its late spans, or about to be judged after them;
+    // and with calls outside every agent, a span around the run may be an implicit run,
+    // whose members (this run among them) are judged with it when it ends.
+    if (state.late.size > 0 || state.finishing > 0 || state.looseCalls > 0) return;
     // Whether each entry is in the run, found once per entry (parents are mostly held
     // before their children, but not always: entries held late come after).
     const inRun = new Map<SpanEntry, boolean>([[agent, true]]);
@@ -423,7 +431,8 @@ export class TraceBuffer {
   /** Holds an admitted entry. */
   hold(state: TraceState, entry: SpanEntry): void {
     if (entry.role === SpanRole.AGENT) state.agents++;
-    else if (entry.role === SpanRole.TOOL && entry.agent === undefined) state.looseTools++;
+    else if ((entry.role === SpanRole.TOOL || entry.role === SpanRole.LLM) && entry.agent === undefined)
+      state.looseCalls++;
     state.spans.set(entry.spanId, entry);
     state.held++;
     this._held++;
