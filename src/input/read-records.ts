@@ -462,12 +462,29 @@ function describeValue(value: unknown): string {
   return typeof value;
 }
 
-/** Offset of the first byte no text file has (NUL or a C0 control other than tab/LF/FF/CR/ESC), or -1. */
+/**
+ * Offset of the first byte no text file has (NUL or a C0 control other than tab/LF/FF/CR/ESC)
+ * before the first whole line that opens a JSON value, or -1. A JSON Lines file whose end a
+ * crash padded with NULs keeps its good lines (the padding is one unreadable line); binary
+ * files are refused whole — a PNG's first line is text, and OTLP/protobuf starts with a
+ * newline byte, but neither has a line opening with `{` or `[` before its control bytes.
+ */
 function binaryOffset(chunk: Buffer): number {
   const n = Math.min(chunk.length, 4096);
-  for (let i = 0; i < n; i++) {
+  // A byte-order mark is not content.
+  let i = chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf ? 3 : 0;
+  let lineStart = true;
+  let opensJson = false;
+  for (; i < n; i++) {
     const b = chunk[i]!;
-    if (b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0c && b !== 0x0d && b !== 0x1b) return i;
+    if (b === 0x0a) {
+      if (opensJson) return -1;
+      lineStart = true;
+    } else if (b < 0x20 && b !== 0x09 && b !== 0x0c && b !== 0x0d && b !== 0x1b) return i;
+    else if (lineStart && b !== 0x20 && b !== 0x09 && b !== 0x0c && b !== 0x0d) {
+      lineStart = false;
+      opensJson = b === 0x7b || b === 0x5b;
+    }
   }
   return -1;
 }

@@ -75,3 +75,26 @@ describe('readInput, a JSON array of requests', () => {
     expect(problems.map((p) => [p.line, p.message])).toEqual([[1, 'unreadable line (a truncated record?)']]);
   });
 });
+
+describe('readInput, NUL bytes', () => {
+  it('keeps the good lines of a JSON Lines file whose end a crash padded with NULs', async () => {
+    const text = `${JSON.stringify(request(1))}\n${JSON.stringify(request(2))}\n`;
+    const { lines, problems } = await readAll([Buffer.concat([Buffer.from(text), Buffer.alloc(3000)])]);
+    // Before: the whole file was "binary data" and both records were lost.
+    expect(lines).toEqual([1, 2]);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatchObject({ line: 3, records: 1 });
+    expect(problems[0]!.message).toMatch(/^not JSON: /);
+    expect(problems[0]!.message).not.toMatch(/\u0000/);
+  });
+
+  it('still refuses binary data whole, OTLP/protobuf (which starts with a newline byte) included', async () => {
+    const protobuf = Buffer.from([0x0a, 0x85, 0x01, 0x12, 0x82, 0x01, 0x0a, 0x00, 0x12, 0x7e, 0x0a, 0x10]);
+    for (const data of [protobuf, Buffer.from([0x00, 0x01, 0x02, 0x7b])]) {
+      const { lines, problems } = await readAll([data]);
+      expect(lines).toEqual([]);
+      expect(problems).toHaveLength(1);
+      expect(problems[0]!.message).toMatch(/^binary data, not OTLP\/JSON/);
+    }
+  });
+});
