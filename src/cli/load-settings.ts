@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { isPlainObject } from '../policy/parse-policy.js';
 import { PolicyError } from '../policy/policy-error.js';
+import { prototypeKeyProblems } from '../policy/prototype-keys.js';
 import { readPolicyText } from '../policy/read-policy-text.js';
 
 /**
@@ -19,5 +20,8 @@ export async function loadSettings(path: string): Promise<Record<string, unknown
   if (problems.length > 0) throw new PolicyError(problems, path);
   if (!isPlainObject(value))
     throw new PolicyError([{ path: '', message: 'expected a mapping at the top level' }], path);
+  // Checked here: copying the settings into the cases policy would make the key a prototype.
+  const hostile = prototypeKeyProblems(value);
+  if (hostile.length > 0) throw new PolicyError(hostile, path);
   return value;
 }
