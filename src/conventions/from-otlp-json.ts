@@ -373,29 +373,41 @@ function anyValue(src: unknown): unknown {
   if (src === undefined || src === null) return undefined;
   if (typeof src !== 'object' || Array.isArray(src)) return INVALID;
   const o = src as Record<string, unknown>;
+  // Scalars of the wrong JSON type are unreadable, not coerced: an object read as the string
+  // "[object Object]", "" or [] as the number 0, or "yes" as false would be scored as data.
   let v = o['stringValue'];
   if (v === undefined) v = o['string_value'];
-  if (v !== undefined) return typeof v === 'string' ? v : String(v);
+  if (v !== undefined) {
+    if (typeof v === 'string') return v;
+    return typeof v === 'number' || typeof v === 'boolean' ? String(v) : INVALID;
+  }
   v = o['boolValue'];
   if (v === undefined) v = o['bool_value'];
-  if (v !== undefined) return v === true || v === 'true';
+  if (v !== undefined) {
+    if (typeof v === 'boolean') return v;
+    return v === 'true' ? true : v === 'false' ? false : INVALID;
+  }
   v = o['intValue'];
   if (v === undefined) v = o['int_value'];
   if (v !== undefined) {
-    const n = typeof v === 'number' ? v : typeof v === 'string' ? Number(v) : Number.NaN;
-    if (Number.isNaN(n)) return INVALID;
+    if (typeof v === 'number') return Number.isInteger(v) ? v : INVALID;
+    if (typeof v !== 'string' || !isIntegerText(v)) return INVALID;
+    const n = Number(v);
     // Past 2^53 a number would lie; keep the digits.
-    return Number.isSafeInteger(n) || typeof v !== 'string' ? n : v;
+    return Number.isSafeInteger(n) ? n : v;
   }
   v = o['doubleValue'];
   if (v === undefined) v = o['double_value'];
   if (v !== undefined) {
-    const n = typeof v === 'number' ? v : Number(v);
+    if (typeof v === 'number') return v;
+    // Strings as the protobuf JSON mapping writes them, "NaN" and "Infinity" included.
+    if (typeof v !== 'string' || v.trim() === '') return INVALID;
+    const n = Number(v);
     return Number.isNaN(n) && v !== 'NaN' ? INVALID : n;
   }
   v = o['bytesValue'];
   if (v === undefined) v = o['bytes_value'];
-  if (v !== undefined) return typeof v === 'string' ? v : String(v);
+  if (v !== undefined) return typeof v === 'string' ? v : INVALID;
   v = o['arrayValue'];
   if (v === undefined) v = o['array_value'];
   if (v !== undefined) {
@@ -423,6 +435,18 @@ function anyValue(src: unknown): unknown {
   }
   // `{}` is empty; an object with only unknown fields is unreadable.
   return Object.keys(o).length === 0 ? undefined : INVALID;
+}
+
+/** A protobuf JSON int64: an optional minus and digits. */
+function isIntegerText(text: string): boolean {
+  const n = text.length;
+  let i = n > 1 && text.charCodeAt(0) === 0x2d ? 1 : 0;
+  if (i === n) return false;
+  for (; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return false;
+  }
+  return true;
 }
 
 function problemAt(code: string, message: string, traceId?: string, spanId?: string): Problem {

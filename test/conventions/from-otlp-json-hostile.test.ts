@@ -69,3 +69,61 @@ describe('spansFromOtlpJson, hostile keys', () => {
     expect(Object.getOwnPropertyDescriptor(nested, '__proto__')?.value).toBe('kept');
   });
 });
+
+describe('spansFromOtlpJson, AnyValue scalars of the wrong type', () => {
+  it('records and skips them instead of coercing them into data', () => {
+    const problems: Problem[] = [];
+    const bad = {
+      s_object: { stringValue: { nested: 'x' } },
+      s_array: { stringValue: ['x'] },
+      b_word: { boolValue: 'yes' },
+      b_number: { boolValue: 1 },
+      i_empty: { intValue: '' },
+      i_fraction: { intValue: 1.5 },
+      i_exponent: { intValue: '1e3' },
+      i_hex: { intValue: '0x10' },
+      i_array: { intValue: [] },
+      d_empty: { doubleValue: '' },
+      d_array: { doubleValue: [] },
+      d_object: { doubleValue: {} },
+      y_number: { bytesValue: 5 },
+    };
+    const good = {
+      s: { stringValue: 'text' },
+      s_number: { stringValue: 7 },
+      b: { boolValue: false },
+      b_text: { boolValue: 'true' },
+      i: { intValue: '-42' },
+      i_number: { intValue: 43 },
+      i_big: { intValue: '9007199254740993' },
+      d: { doubleValue: 1.5 },
+      d_text: { doubleValue: '2.5' },
+      d_nan: { doubleValue: 'NaN' },
+      d_inf: { doubleValue: '-Infinity' },
+      y: { bytesValue: 'AQI=' },
+    };
+    const [span] = spansFromOtlpJson(
+      request(Object.entries({ ...bad, ...good }).map(([key, value]) => ({ key, value }))),
+      problems,
+    );
+    // Before: all but i_array and d_object were coerced: "[object Object]", "x", false,
+    // false, 0, 1.5, 1000, 16, 0, 0 and "5", with no problem recorded.
+    expect(span!.attributes).toEqual({
+      s: 'text',
+      s_number: '7',
+      b: false,
+      b_text: true,
+      i: -42,
+      i_number: 43,
+      i_big: '9007199254740993',
+      d: 1.5,
+      d_text: 2.5,
+      d_nan: Number.NaN,
+      d_inf: Number.NEGATIVE_INFINITY,
+      y: 'AQI=',
+    });
+    expect(problems.map((p) => p.message)).toEqual(
+      Object.keys(bad).map((key) => `attribute "${key}" has an unreadable value`),
+    );
+  });
+});
