@@ -77,7 +77,7 @@ export class FollowedTraces {
       span,
       spanId,
       role,
-      parent ?? (parentId === undefined ? undefined : state.lastAgent),
+      parent ?? (parentId === undefined ? undefined : this._aboveOrdinary(state, parentContext, parentId)),
     );
   }
 
@@ -93,7 +93,7 @@ export class FollowedTraces {
   }
 
   /**
-   * Whether no rule can match any run of a trace whose first span is this agent span: every
+   * Whether no rule can match any run of a trace whose root is this agent span: every
    * rule is root-only and reads only the name (so the runs below it cannot match, and its own
    * identity is known now), no rule matches the name it has now, and it is surely a run
    * (not an OpenInference span, which may be a wrapper whose children are the top-level runs;
@@ -101,6 +101,9 @@ export class FollowedTraces {
    */
   private _unmatchedAtStart(span: Span): boolean {
     if (!this._unmatchedFastPath) return false;
+    // Only the trace's root: under any other span, agents side by side with this one (an HTTP
+    // handler running two) are root runs too, and one of them may match a rule.
+    if (span.parentSpanContext !== undefined) return false;
     const attributes = span.attributes;
     if (
       attributes[ATTR_OPENINFERENCE_SPAN_KIND] !== undefined ||
@@ -147,6 +150,23 @@ export class FollowedTraces {
       this._buffer.holdScope(state, span, scope);
     }
     state.openCount++;
+  }
+
+  /**
+   * The agent above an agent-related span whose parent is an ordinary span (not followed): the
+   * ordinary parent's own parent when that is a held agent; none when the ordinary parent is
+   * the trace's local root (an HTTP handler running agents side by side); else, not knowing,
+   * the agent that started last and is still open.
+   */
+  private _aboveOrdinary(state: TraceState, parentContext: Context, parentId: string): SpanEntry | undefined {
+    const candidate = trace.getSpan(parentContext) as unknown as ReadableSpan | undefined;
+    if (candidate !== undefined && candidate.spanContext().spanId === parentId) {
+      const above = parentIdOf(candidate);
+      if (above === undefined || candidate.parentSpanContext?.isRemote === true) return undefined;
+      const agent = state.spans.get(above);
+      if (agent !== undefined) return agent;
+    }
+    return state.lastAgent;
   }
 
   /**

@@ -160,7 +160,20 @@ class Program {
   }
 }
 
-function policy() {
+/** `sampled`: half the traces out of the sample, and a rule for one agent name only (the other traces followed without their spans). */
+function policy(sampled = false) {
+  if (sampled) {
+    return definePolicy({
+      sampling: { ratio: 0.5 },
+      rules: [
+        {
+          name: 'billing',
+          match: { agent: 'billing' },
+          scorers: [trajectory({ expectedTools: ['lookup'], forbiddenTools: ['delete'], maxCalls: 3 })],
+        },
+      ],
+    });
+  }
   return definePolicy({
     rules: [
       {
@@ -210,10 +223,10 @@ const sorted = (verdicts: readonly Verdict[]) =>
   [...verdicts].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 
 /** `wrapping`: the SDK-1.x mode, every hook forwarded to the exporting processor and no `onEnding`. */
-async function liveAndOffline(trees: Node[], order: number[], wrapping = false) {
+async function liveAndOffline(trees: Node[], order: number[], wrapping = false, sampled = false) {
   const exporter = new InMemorySpanExporter();
   const live: Verdict[] = [];
-  const p = policy();
+  const p = policy(sampled);
   const exporting = new SimpleSpanProcessor(exporter);
   const processor = new ToolwatchSpanProcessor({
     policy: p,
@@ -281,6 +294,23 @@ describe('live and offline verdicts agree on random traces', () => {
         },
       ),
       { numRuns: 60, seed: 20261203 },
+    );
+  });
+
+  it('gives the same verdicts and sampled_out records with a sample and a rule for one agent', {
+    timeout: 120_000,
+  }, async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(root, { minLength: 1, maxLength: 3 }),
+        fc.array(fc.nat({ max: 5 }), { maxLength: 200 }),
+        async (trees, order) => {
+          fc.pre(!trees.some(implicitRunAroundAgents));
+          const { live, offline } = await liveAndOffline(trees, order, false, true);
+          expect(live).toEqual(offline);
+        },
+      ),
+      { numRuns: 80, seed: 20261204 },
     );
   });
 });
