@@ -60,7 +60,13 @@ function decodeRequest(request: unknown, out: SpanLike[], problems: Problem[]): 
     return;
   }
   for (const rs of resourceSpans) {
-    if (!isRecord(rs)) continue;
+    if (!isRecord(rs)) {
+      problems.push({
+        code: 'otlp_invalid_payload',
+        message: `resourceSpans entry is ${typeOf(rs)}, not an object`,
+      });
+      continue;
+    }
     const resourceObj = rs['resource'];
     const resource = isRecord(resourceObj)
       ? decodeAttributes(resourceObj['attributes'], problems)
@@ -68,9 +74,22 @@ function decodeRequest(request: unknown, out: SpanLike[], problems: Problem[]): 
     const scopeSpans =
       field(rs, 'scopeSpans', 'scope_spans') ??
       field(rs, 'instrumentationLibrarySpans', 'instrumentation_library_spans');
-    if (!Array.isArray(scopeSpans)) continue;
+    if (!Array.isArray(scopeSpans)) {
+      if (scopeSpans !== undefined && scopeSpans !== null)
+        problems.push({
+          code: 'otlp_invalid_payload',
+          message: `scopeSpans is ${typeOf(scopeSpans)}, not an array`,
+        });
+      continue;
+    }
     for (const ss of scopeSpans) {
-      if (!isRecord(ss)) continue;
+      if (!isRecord(ss)) {
+        problems.push({
+          code: 'otlp_invalid_payload',
+          message: `scopeSpans entry is ${typeOf(ss)}, not an object`,
+        });
+        continue;
+      }
       const scopeObj = ss['scope'] ?? field(ss, 'instrumentationLibrary', 'instrumentation_library');
       let scope: SpanLike['scope'];
       if (isRecord(scopeObj) && typeof scopeObj['name'] === 'string') {
@@ -79,7 +98,11 @@ function decodeRequest(request: unknown, out: SpanLike[], problems: Problem[]): 
           scope.version = scopeObj['version'];
       }
       const spans = ss['spans'];
-      if (!Array.isArray(spans)) continue;
+      if (!Array.isArray(spans)) {
+        if (spans !== undefined && spans !== null)
+          problems.push({ code: 'otlp_invalid_payload', message: `spans is ${typeOf(spans)}, not an array` });
+        continue;
+      }
       for (const raw of spans) {
         const span = decodeSpan(raw, problems);
         if (!span) continue;
@@ -127,7 +150,17 @@ function decodeSpan(raw: unknown, problems: Problem[]): SpanLike | undefined {
   const start = nanosToMs(field(raw, 'startTimeUnixNano', 'start_time_unix_nano'));
   if (start === undefined)
     problems.push({ code: 'span_missing_start', message: 'span has no start time', traceId, spanId });
-  const end = nanosToMs(field(raw, 'endTimeUnixNano', 'end_time_unix_nano'));
+  const rawEnd = field(raw, 'endTimeUnixNano', 'end_time_unix_nano');
+  const end = nanosToMs(rawEnd);
+  if (
+    end === undefined &&
+    rawEnd !== undefined &&
+    rawEnd !== null &&
+    rawEnd !== '' &&
+    rawEnd !== '0' &&
+    rawEnd !== 0
+  )
+    problems.push({ code: 'span_invalid_end', message: 'span has an unreadable end time', traceId, spanId });
   const span: SpanLike = {
     traceId,
     spanId,
@@ -143,7 +176,10 @@ function decodeSpan(raw: unknown, problems: Problem[]): SpanLike | undefined {
   const events = raw['events'];
   if (Array.isArray(events)) {
     for (const e of events) {
-      if (!isRecord(e)) continue;
+      if (!isRecord(e)) {
+        problems.push(problemAt('event_invalid', `event is ${typeOf(e)}, not an object`, traceId, spanId));
+        continue;
+      }
       const event: SpanEventLike = {
         name: typeof e['name'] === 'string' ? e['name'] : '',
         time: nanosToMs(field(e, 'timeUnixNano', 'time_unix_nano')) ?? span.startTime,

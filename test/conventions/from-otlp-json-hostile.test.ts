@@ -127,3 +127,48 @@ describe('spansFromOtlpJson, AnyValue scalars of the wrong type', () => {
     );
   });
 });
+
+describe('spansFromOtlpJson, envelopes and spans of the wrong shape', () => {
+  it('records every part it skips: entries that are not objects, lists that are not lists, an unreadable end', () => {
+    const problems: Problem[] = [];
+    const good = request([])['resourceSpans'][0];
+    const spans = spansFromOtlpJson(
+      {
+        resourceSpans: [
+          'not a resource',
+          { scopeSpans: { spans: [] } },
+          { scopeSpans: [42, { spans: { traceId: TRACE } }] },
+          {
+            scopeSpans: [
+              {
+                spans: [
+                  {
+                    traceId: TRACE,
+                    spanId: '0a0b0c0d0e0f0102',
+                    name: 'x',
+                    startTimeUnixNano: '1000000',
+                    endTimeUnixNano: 'soon',
+                    events: ['not an event'],
+                  },
+                ],
+              },
+            ],
+          },
+          good,
+        ],
+      },
+      problems,
+    );
+    expect(spans.map((s) => s.spanId)).toEqual(['0a0b0c0d0e0f0102', '0102030405060708']);
+    expect(spans[0]!.endTime).toBeUndefined();
+    // Before: only the span with its events and end was kept, and nothing was recorded.
+    expect(problems.map((p) => `${p.code}: ${p.message}`)).toEqual([
+      'otlp_invalid_payload: resourceSpans entry is string, not an object',
+      'otlp_invalid_payload: scopeSpans is object, not an array',
+      'otlp_invalid_payload: scopeSpans entry is number, not an object',
+      'otlp_invalid_payload: spans is object, not an array',
+      'span_invalid_end: span has an unreadable end time',
+      'event_invalid: event is string, not an object',
+    ]);
+  });
+});
