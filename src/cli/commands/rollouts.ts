@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { caseTags } from '../../cases/cases-policy.js';
 import { loadCases } from '../../cases/load-cases.js';
+import { terminalText } from '../../input/printable.js';
 import { PolicyError } from '../../policy/policy-error.js';
 import { gateLine } from '../../report/gate-line.js';
 import { rolloutsJunit } from '../../report/junit.js';
@@ -200,10 +201,11 @@ function render(
   builder.setGrid(result.grid);
   builder.setGates(result.gates);
   const report = builder.build();
+  // An agent's error messages and answers reach a terminal or a PR comment: control bytes escaped.
   return format === 'table'
-    ? renderText(report)
+    ? terminalText(renderText(report))
     : format === 'markdown'
-      ? renderMarkdown(report)
+      ? terminalText(renderMarkdown(report))
       : renderHtml(report);
 }
 
