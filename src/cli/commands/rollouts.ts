@@ -15,6 +15,7 @@ import { ReportBuilder } from '../../report/report-builder.js';
 import { type RolloutAgent, type RunRolloutsResult, runRollouts } from '../../rollouts/run-rollouts.js';
 import type { CliIo } from '../cli-io.js';
 import { loadSettings } from '../load-settings.js';
+import { sameFile } from '../same-file.js';
 import { REPORT_FORMATS, type ReportFormat } from '../verdict-output.js';
 import { loadJudges } from './score.js';
 
@@ -76,6 +77,14 @@ export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number
     if (name === 'timeout-ms' && n > MAX_TIMER_MS)
       return usage(io, `--timeout-ms must be at most ${MAX_TIMER_MS} (24.8 days)`);
     ints[name] = n;
+  }
+
+  if (values.out !== undefined) {
+    const clash = await sameFile(values.out, [values.cases, values.agent, values.policy, values.judges]);
+    if (clash !== undefined) {
+      io.stderr(`toolwatch rollouts: --out ${values.out} is the input ${clash}: it would be overwritten\n`);
+      return 2;
+    }
   }
 
   let cases: Awaited<ReturnType<typeof loadCases>>;

@@ -1,5 +1,5 @@
-import { createReadStream, type Stats } from 'node:fs';
-import { access, stat } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { access } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
@@ -17,6 +17,7 @@ import { gateLine } from '../../report/gate-line.js';
 import type { Policy, Verdict } from '../../types.js';
 import type { CliIo } from '../cli-io.js';
 import { ProblemLog } from '../problem-log.js';
+import { sameFile } from '../same-file.js';
 import { scoreStream } from '../score-stream.js';
 import { openOutput, REPORT_FORMATS, type ReportFormat } from '../verdict-output.js';
 
@@ -212,26 +213,6 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
     return 1;
   }
   return failed ? 1 : 0;
-}
-
-/** The first of `inputs` that is the file `out` names (same device and inode: links too). */
-async function sameFile(out: string, inputs: ReadonlyArray<string | undefined>): Promise<string | undefined> {
-  let target: Stats;
-  try {
-    target = await stat(out);
-  } catch {
-    return undefined; // a new file cannot be an input
-  }
-  for (const input of inputs) {
-    if (input === undefined || input === '-') continue;
-    try {
-      const s = await stat(input);
-      if (s.dev === target.dev && s.ino === target.ino) return input;
-    } catch {
-      // An unreadable input is reported where it is read.
-    }
-  }
-  return undefined;
 }
 
 type CaseModules = Awaited<ReturnType<typeof loadCaseModules>>;
