@@ -25,6 +25,8 @@ import type { Verdict } from '../../src/types.js';
 import { spansToOtlpJson } from '../interop/harness/spans-to-otlp-json.js';
 
 type Kind = 'agent' | 'tool' | 'llm' | 'workflow' | 'http';
+/** Which instrumentation wrote the trace's agent, tool and model spans. */
+type Convention = 'gen_ai' | 'ai_sdk' | 'openinference';
 
 interface Node {
   kind: Kind;
@@ -63,13 +65,13 @@ const root = fc.record({
 });
 
 /** One step of a program: a span starts or ends. */
-type Op = { start: boolean; node: Node; parent: Node | undefined; trace: number };
+type Op = { start: boolean; node: Node; parent: Node | undefined; trace: number; convention: Convention };
 
 /** Depth-first starts and ends; a late child's end moves after its parent's end (still before the parent's parent ends). */
-function ops(tree: Node, traceIndex: number): Op[] {
+function ops(tree: Node, traceIndex: number, convention: Convention): Op[] {
   const out: Op[] = [];
   const walk = (n: Node, parent: Node | undefined): Op[] => {
-    const own: Op[] = [{ start: true, node: n, parent, trace: traceIndex }];
+    const own: Op[] = [{ start: true, node: n, parent, trace: traceIndex, convention }];
     const deferred: Op[] = [];
     for (const child of n.children) {
       const sub = walk(child, n);
@@ -80,7 +82,7 @@ function ops(tree: Node, traceIndex: number): Op[] {
         own.push(...sub.slice(0, endAt));
       } else own.push(...sub);
     }
-    own.push({ start: false, node: n, parent, trace: traceIndex });
+    own.push({ start: false, node: n, parent, trace: traceIndex, convention });
     return [...own, ...deferred];
   };
   out.push(...walk(tree, undefined));
@@ -92,12 +94,16 @@ let callCounter = 0;
 class Program {
   private readonly _spans = new Map<Node, Span>();
   private readonly _ids = new Map<Node, string>();
+  /** Each program's trace id, by its index. */
+  readonly traceIds: string[] = [];
 
   constructor(private readonly _tracer: Tracer) {}
 
   run(op: Op): void {
-    if (op.start) this._start(op.node, op.parent);
-    else this._end(op.node);
+    if (op.start) {
+      this._start(op.node, op.parent, op.convention);
+      if (op.parent === undefined) this.traceIds[op.trace] = this._spans.get(op.node)!.spanContext().traceId;
+    } else this._end(op.node, op.convention);
   }
 
   private _context(parent: Node | undefined): Context {
@@ -105,14 +111,47 @@ class Program {
     return span === undefined ? ROOT_CONTEXT : trace.setSpan(ROOT_CONTEXT, span);
   }
 
-  private _start(n: Node, parent: Node | undefined): void {
+  private _start(n: Node, parent: Node | undefined, convention: Convention): void {
     // A new millisecond for every start: offline, spans are ordered by their recorded start
     // (whole milliseconds in SDK 2.x); live, by the order they started.
     const now = Date.now();
     while (Date.now() === now) {}
     const attributes: Record<string, string | number> = {};
     let name: string;
-    if (n.kind === 'agent') {
+    if (convention === 'ai_sdk' && (n.kind === 'agent' || n.kind === 'tool' || n.kind === 'llm')) {
+      // AI SDK ≤ 6: recognised by span name; the agent is the telemetry function id.
+      if (n.kind === 'agent') {
+        name = 'ai.generateText';
+        attributes['ai.operationId'] = 'ai.generateText';
+        if (!n.flag) attributes['ai.telemetry.functionId'] = AGENTS[n.name % AGENTS.length]!;
+      } else if (n.kind === 'llm') {
+        name = 'ai.generateText.doGenerate';
+        attributes['ai.operationId'] = 'ai.generateText.doGenerate';
+      } else {
+        name = 'ai.toolCall';
+        const id = `call_${++callCounter}`;
+        this._ids.set(n, id);
+        attributes['ai.operationId'] = 'ai.toolCall';
+        attributes['ai.toolCall.name'] = TOOLS[n.name]!;
+        attributes['ai.toolCall.id'] = id;
+        attributes['ai.toolCall.args'] = JSON.stringify({ id: n.value });
+      }
+    } else if (convention === 'openinference' && n.kind !== 'http') {
+      // OpenInference: the span kind says what it is; names are free.
+      const kinds = { agent: 'AGENT', tool: 'TOOL', llm: 'LLM', workflow: 'CHAIN' } as const;
+      attributes['openinference.span.kind'] = kinds[n.kind];
+      if (n.kind === 'agent') {
+        name = AGENTS[n.name % AGENTS.length]!;
+        if (!n.flag) attributes['agent.name'] = name;
+      } else if (n.kind === 'tool') {
+        name = TOOLS[n.name]!;
+        const id = `call_${++callCounter}`;
+        this._ids.set(n, id);
+        attributes['tool.name'] = name;
+        attributes['tool_call.id'] = id;
+        attributes['input.value'] = JSON.stringify({ id: n.value });
+      } else name = n.kind === 'llm' ? 'ChatModel' : 'RunnableSequence';
+    } else if (n.kind === 'agent') {
       const agent = AGENTS[n.name % AGENTS.length]!;
       name = `invoke_agent ${agent}`;
       attributes['gen_ai.operation.name'] = 'invoke_agent';
@@ -140,21 +179,55 @@ class Program {
     this._spans.set(n, this._tracer.startSpan(name, { attributes }, this._context(parent)));
   }
 
-  private _end(n: Node): void {
+  private _end(n: Node, convention: Convention): void {
     const span = this._spans.get(n)!;
-    if (n.kind === 'agent' && n.flag) span.setAttribute('gen_ai.agent.name', AGENTS[n.name % AGENTS.length]!);
+    const agent = AGENTS[n.name % AGENTS.length]!;
+    const native = n.kind === 'http' || n.kind === 'workflow' ? 'gen_ai' : convention;
+    if (n.kind === 'agent' && n.flag) {
+      const key = {
+        gen_ai: 'gen_ai.agent.name',
+        ai_sdk: 'ai.telemetry.functionId',
+        openinference: 'agent.name',
+      };
+      span.setAttribute(key[native], agent);
+    }
     if (n.kind === 'tool') {
       if (n.flag) {
         span.setStatus({ code: SpanStatusCode.ERROR, message: 'upstream failed' });
         span.setAttribute('error.type', 'UpstreamError');
-      } else span.setAttribute('gen_ai.tool.call.result', '{"ok":true}');
+      } else {
+        const key = {
+          gen_ai: 'gen_ai.tool.call.result',
+          ai_sdk: 'ai.toolCall.result',
+          openinference: 'output.value',
+        };
+        span.setAttribute(key[native], '{"ok":true}');
+      }
     }
     if (n.kind === 'llm' && n.value > 0) {
-      // Requests for tools: the first one a call that never ran, the second one of a later sibling's id when there is one.
-      const parts = [{ type: 'tool_call', id: `req_${++callCounter}`, name: 'search', arguments: { id: 1 } }];
-      if (n.value > 1)
-        parts.push({ type: 'tool_call', id: `req_${++callCounter}`, name: 'lookup', arguments: { id: 2 } });
-      span.setAttribute('gen_ai.output.messages', JSON.stringify([{ role: 'assistant', parts }]));
+      // Requests for tools: the first a call that never ran, the second one more.
+      const calls = [{ id: `req_${++callCounter}`, name: 'search', args: { id: 1 } }];
+      if (n.value > 1) calls.push({ id: `req_${++callCounter}`, name: 'lookup', args: { id: 2 } });
+      if (native === 'ai_sdk') {
+        const toolCalls = calls.map((c) => ({
+          toolCallType: 'function',
+          toolCallId: c.id,
+          toolName: c.name,
+          args: JSON.stringify(c.args),
+        }));
+        span.setAttribute('ai.response.toolCalls', JSON.stringify(toolCalls));
+      } else if (native === 'openinference') {
+        const prefix = 'llm.output_messages.0.message';
+        span.setAttribute(`${prefix}.role`, 'assistant');
+        calls.forEach((c, i) => {
+          span.setAttribute(`${prefix}.tool_calls.${i}.tool_call.id`, c.id);
+          span.setAttribute(`${prefix}.tool_calls.${i}.tool_call.function.name`, c.name);
+          span.setAttribute(`${prefix}.tool_calls.${i}.tool_call.function.arguments`, JSON.stringify(c.args));
+        });
+      } else {
+        const parts = calls.map((c) => ({ type: 'tool_call', id: c.id, name: c.name, arguments: c.args }));
+        span.setAttribute('gen_ai.output.messages', JSON.stringify([{ role: 'assistant', parts }]));
+      }
     }
     span.end();
   }
@@ -223,7 +296,13 @@ const sorted = (verdicts: readonly Verdict[]) =>
   [...verdicts].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 
 /** `wrapping`: the SDK-1.x mode, every hook forwarded to the exporting processor and no `onEnding`. */
-async function liveAndOffline(trees: Node[], order: number[], wrapping = false, sampled = false) {
+async function liveAndOffline(
+  trees: Node[],
+  order: number[],
+  wrapping = false,
+  sampled = false,
+  conventions: Convention[] = [],
+) {
   const exporter = new InMemorySpanExporter();
   const live: Verdict[] = [];
   const p = policy(sampled);
@@ -246,7 +325,7 @@ async function liveAndOffline(trees: Node[], order: number[], wrapping = false, 
   const provider = new BasicTracerProvider({ spanProcessors });
   const program = new Program(provider.getTracer('fuzz'));
   // Interleave the traces' programs: `order` picks which trace takes the next step.
-  const queues = trees.map((tree, i) => ops(tree, i));
+  const queues = trees.map((tree, i) => ops(tree, i, conventions[i] ?? 'gen_ai'));
   for (const pick of order) {
     const alive = queues.filter((q) => q.length > 0);
     if (alive.length === 0) break;
@@ -257,7 +336,7 @@ async function liveAndOffline(trees: Node[], order: number[], wrapping = false, 
   const spans = [...exporter.getFinishedSpans()];
   await provider.shutdown();
   const offline = await evaluateTraces(spansToOtlpJson(spans), p);
-  return { live: sorted(live), offline: sorted(offline), spans };
+  return { live: sorted(live), offline: sorted(offline), traceIds: program.traceIds };
 }
 
 describe('live and offline verdicts agree on random traces', () => {
@@ -312,5 +391,30 @@ describe('live and offline verdicts agree on random traces', () => {
       ),
       { numRuns: 80, seed: 20261204 },
     );
+  });
+
+  it('gives the same verdicts for AI SDK and OpenInference spans', { timeout: 120_000 }, async () => {
+    // Traces of each convention that got verdicts: the property must not hold vacuously.
+    const judged: Record<Convention, number> = { gen_ai: 0, ai_sdk: 0, openinference: 0 };
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(root, { minLength: 1, maxLength: 3 }),
+        fc.array(fc.nat({ max: 5 }), { maxLength: 200 }),
+        fc.array(fc.constantFrom<Convention>('ai_sdk', 'openinference', 'gen_ai'), {
+          minLength: 3,
+          maxLength: 3,
+        }),
+        async (trees, order, conventions) => {
+          fc.pre(!trees.some(implicitRunAroundAgents));
+          const { live, offline, traceIds } = await liveAndOffline(trees, order, false, false, conventions);
+          expect(live).toEqual(offline);
+          traceIds.forEach((id, i) => {
+            if (live.some((v) => v.trace_id === id)) judged[conventions[i]!]++;
+          });
+        },
+      ),
+      { numRuns: Number(process.env.FUZZ_RUNS ?? 100), seed: Number(process.env.FUZZ_SEED ?? 20261205) },
+    );
+    expect(Object.values(judged).every((n) => n >= 10)).toBe(true);
   });
 });
