@@ -329,17 +329,23 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
 }
 
-async function throughput(label: string, work: Work, target: number | undefined, options: BenchOptions = {}) {
+async function throughput(
+  label: string,
+  work: Work,
+  target: number | undefined,
+  options: BenchOptions = {},
+  runsPerRound = RUNS_PER_ROUND,
+) {
   // Warm-up, discarded: JIT and the first allocation of every shape.
-  await round(false, work, 300);
-  await round(true, work, 300, options);
+  await round(false, work, runsPerRound / 2);
+  await round(true, work, runsPerRound / 2, options);
   const base: RoundResult[] = [];
   const tw: RoundResult[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     // Alternate which goes first so neither always runs on a warmer heap.
     const first = r % 2 === 0;
-    const a = await round(!first, work, RUNS_PER_ROUND, options);
-    const b = await round(first, work, RUNS_PER_ROUND, options);
+    const a = await round(!first, work, runsPerRound, options);
+    const b = await round(first, work, runsPerRound, options);
     // first: a is the baseline (round(false)), b toolwatch; otherwise the reverse.
     base.push(first ? a : b);
     tw.push(first ? b : a);
@@ -359,6 +365,77 @@ async function throughput(label: string, work: Work, target: number | undefined,
     'wall-clock ratio': pairRatio((r) => r.wall),
     'ratio of medians (wall)': Number((wall(tw) / wall(base)).toFixed(3)),
     target: target === undefined ? '' : `≥ ${target}`,
+  };
+}
+
+/** Times a span processor's hooks (what the SDK spends inside them). */
+class TimedProcessor implements SpanProcessor {
+  spent = 0;
+  constructor(private readonly _inner: SpanProcessor) {}
+  onStart(span: Parameters<SpanProcessor['onStart']>[0], context: Context): void {
+    const t = performance.now();
+    this._inner.onStart(span, context);
+    this.spent += performance.now() - t;
+  }
+  onEnding(span: Parameters<NonNullable<SpanProcessor['onEnding']>>[0]): void {
+    const t = performance.now();
+    this._inner.onEnding?.(span);
+    this.spent += performance.now() - t;
+  }
+  onEnd(span: ReadableSpan): void {
+    const t = performance.now();
+    this._inner.onEnd(span);
+    this.spent += performance.now() - t;
+  }
+  forceFlush(): Promise<void> {
+    return this._inner.forceFlush();
+  }
+  shutdown(): Promise<void> {
+    return this._inner.shutdown();
+  }
+}
+
+/**
+ * Time in toolwatch's hooks per judged run, back to back (warm, as in the rows above) and with
+ * each run between 9 runs of the same spans on another pipeline (cold: in an application a
+ * judged run comes between other work, which evicts its code and data). Hook time minus an
+ * empty processor's under the same timer; medians over rounds.
+ */
+async function coldJudging() {
+  defaultPolicy ??= benchPolicy();
+  const policy = defaultPolicy;
+  const elsewhere = pipeline(false);
+  const hookTime = async (inner: SpanProcessor, between: number) => {
+    const timed = new TimedProcessor(inner);
+    const exporter = new CountingExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [timed, new BatchSpanProcessor(exporter)] });
+    const tracer = provider.getTracer('bench');
+    const runs = 200;
+    for (let i = 0; i < runs; i++) {
+      agentRun(tracer);
+      for (let j = 0; j < between; j++) agentRun(elsewhere.tracer);
+      if (i % YIELD_EVERY_RUNS === YIELD_EVERY_RUNS - 1) await tick();
+    }
+    await provider.forceFlush();
+    await provider.shutdown();
+    return (timed.spent * 1000) / runs;
+  };
+  const measure = async (between: number) => {
+    const added: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const empty = await hookTime(new NoopSpanProcessor(), between);
+      added.push((await hookTime(new ToolwatchSpanProcessor({ policy }), between)) - empty);
+    }
+    return median(added.slice(2));
+  };
+  const warm = await measure(0);
+  const cold = await measure(9);
+  await elsewhere.provider.shutdown();
+  return {
+    workload: 'time in toolwatch hooks per judged run (µs): back to back / between 9 runs of other work',
+    warm: Number(warm.toFixed(1)),
+    cold: Number(cold.toFixed(1)),
+    'cold / warm': Number((cold / warm).toFixed(2)),
   };
 }
 
@@ -560,7 +637,7 @@ async function loadPeers(): Promise<Array<{ label: string; make: () => SpanProce
 
 /**
  * `TOOLWATCH_BENCH_ROWS=judged,sampled npm run bench -- processor` measures only those rows
- * (judged, sampled, async, nomatch, ordinary, floor, metrics, exported, peers, breakdown, memory, misuse): a
+ * (judged, cold, sampled, async, nomatch, ordinary, floor, metrics, exported, peers, breakdown, memory, misuse): a
  * quicker loop while working on one path. All rows by default.
  */
 const ROW_FILTER = process.env.TOOLWATCH_BENCH_ROWS?.split(',').map((r) => r.trim());
@@ -570,6 +647,7 @@ export async function run(): Promise<BenchReport> {
   const agent = wanted('judged')
     ? await throughput('agent runs judged (31 spans, 3 scorers)', (t) => agentRun(t), 0.75)
     : undefined;
+  const cold = wanted('cold') ? await coldJudging() : undefined;
   const tenth = benchPolicy(0.1);
   const sampled = wanted('sampled')
     ? await throughput('agent runs, policy sampling 0.1', (t) => agentRun(t), 0.9, { policy: tenth })
@@ -669,6 +747,7 @@ export async function run(): Promise<BenchReport> {
   ])
     if (row) rows.push(row);
   rows.push(...peerRows);
+  if (cold) rows.push(cold);
   if (parts) {
     rows.push({
       workload: 'per agent run, in isolation (µs)',
@@ -711,6 +790,7 @@ export async function run(): Promise<BenchReport> {
       `Throughput: ${ROUNDS} pairs of rounds (baseline and toolwatch back to back, order alternating) of ${RUNS_PER_ROUND} runs (${RUNS_PER_ROUND * SPANS_PER_RUN} spans), each a fresh BasicTracerProvider + BatchSpanProcessor + counting no-op exporter; the loop yields every ${YIELD_EVERY_RUNS} runs. "ratio" is the median over pairs of toolwatch/baseline spans per CPU-second of this process (robust to other processes on a shared machine); the wall-clock ratios are shown beside it.`,
       'Scorers: trajectory (with live limits), tool_order, reliability. Every sampled agent run is rebuilt and judged in onEnding; out-of-sample runs get their skipped record and live checks only.',
       `The async row starts ${CONCURRENT_RUNS} runs at once; every span step awaits, so the runs interleave span by span (cold objects at judging time, as in a server).`,
+      "The hooks row times toolwatch's hooks (minus an empty processor's under the same timer): per judged run back to back, and with each judged run between 9 runs of the same spans on another pipeline, whose work evicts toolwatch's code and data, as an application's other work does. With sampling, every judged run is such a run.",
       '"no rule matches them" is a policy whose one rule names another agent: what following agent traces costs by itself. "NoopSpanProcessor in its place" is the floor: what any second span processor costs the SDK.',
       '"µs per run added" is the CPU time one 31-span run costs beyond the bare pipeline (medians of the rounds).',
       '"metrics recorded" rows give toolwatch a real MeterProvider with a reader, as a deployment that alerts on its metrics has (the targets\' rows record none); counters are summed in process and read at collection, the score histogram is recorded per result through the SDK.',
