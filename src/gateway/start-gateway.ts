@@ -51,47 +51,59 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
     : undefined;
   const servers: HttpServer[] = [];
   const addresses: RunningGateway['addresses'] = {};
-  if (options.http) {
-    const handler = httpHandler(gateway, {
-      ...(options.token !== undefined ? { token: options.token } : {}),
-      ...(options.maxRequestBytes !== undefined ? { maxRequestBytes: options.maxRequestBytes } : {}),
-      ...(options.maxDecompressedBytes !== undefined
-        ? { maxDecompressedBytes: options.maxDecompressedBytes }
-        : {}),
-      ...(options.maxInFlightBytes !== undefined ? { maxInFlightBytes: options.maxInFlightBytes } : {}),
-    });
-    const server = tls ? createHttpsServer(tls, handler) : createHttpServer(handler);
-    addresses.http = await listen(server, options.http);
-    servers.push(server);
-  }
-  if (options.metrics) {
-    const server = createHttpServer((req, res) => {
-      if (!serveProbes(gateway, req, res)) {
-        res.writeHead(404, { 'content-type': 'text/plain' });
-        res.end('not found\n');
-      }
-    });
-    addresses.metrics = await listen(server, options.metrics);
-    servers.push(server);
-  }
   let rpc: grpc.Server | undefined;
-  if (options.grpc) {
-    rpc = grpcServer(gateway, {
-      ...(options.token !== undefined ? { token: options.token } : {}),
-      ...(options.maxRequestBytes !== undefined ? { maxRequestBytes: options.maxRequestBytes } : {}),
-    });
-    const credentials = tls
-      ? grpc.ServerCredentials.createSsl(null, [{ cert_chain: tls.cert, private_key: tls.key }], false)
-      : grpc.ServerCredentials.createInsecure();
-    const host = options.grpc.host ?? '127.0.0.1';
-    const port = await new Promise<number>((resolve, reject) =>
-      rpc!.bindAsync(
-        `${host.includes(':') ? `[${host}]` : host}:${options.grpc!.port}`,
-        credentials,
-        (err, p) => (err ? reject(err) : resolve(p)),
-      ),
-    );
-    addresses.grpc = `${host}:${port}`;
+  try {
+    if (options.http) {
+      const handler = httpHandler(gateway, {
+        ...(options.token !== undefined ? { token: options.token } : {}),
+        ...(options.maxRequestBytes !== undefined ? { maxRequestBytes: options.maxRequestBytes } : {}),
+        ...(options.maxDecompressedBytes !== undefined
+          ? { maxDecompressedBytes: options.maxDecompressedBytes }
+          : {}),
+        ...(options.maxInFlightBytes !== undefined ? { maxInFlightBytes: options.maxInFlightBytes } : {}),
+      });
+      const server = tls ? createHttpsServer(tls, handler) : createHttpServer(handler);
+      addresses.http = await listen(server, options.http);
+      servers.push(server);
+    }
+    if (options.metrics) {
+      const server = createHttpServer((req, res) => {
+        if (!serveProbes(gateway, req, res)) {
+          res.writeHead(404, { 'content-type': 'text/plain' });
+          res.end('not found\n');
+        }
+      });
+      addresses.metrics = await listen(server, options.metrics);
+      servers.push(server);
+    }
+    if (options.grpc) {
+      rpc = grpcServer(gateway, {
+        ...(options.token !== undefined ? { token: options.token } : {}),
+        ...(options.maxRequestBytes !== undefined ? { maxRequestBytes: options.maxRequestBytes } : {}),
+      });
+      const credentials = tls
+        ? grpc.ServerCredentials.createSsl(null, [{ cert_chain: tls.cert, private_key: tls.key }], false)
+        : grpc.ServerCredentials.createInsecure();
+      const host = options.grpc.host ?? '127.0.0.1';
+      const port = await new Promise<number>((resolve, reject) =>
+        rpc!.bindAsync(
+          `${host.includes(':') ? `[${host}]` : host}:${options.grpc!.port}`,
+          credentials,
+          (err, p) => (err ? reject(err) : resolve(p)),
+        ),
+      );
+      addresses.grpc = `${host}:${port}`;
+    }
+  } catch (err) {
+    // A listener that cannot start (a port in use) must not leave the others running: the
+    // process would stay up, half serving, after reporting that it could not start.
+    for (const s of servers) {
+      s.close();
+      s.closeAllConnections();
+    }
+    rpc?.forceShutdown();
+    await gateway.close(0);
+    throw err;
   }
   let closing: Promise<void> | undefined;
   const close = () => {
