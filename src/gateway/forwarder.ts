@@ -56,6 +56,8 @@ export class Forwarder {
   private _pendingSpans = 0;
   private _idleWaiters: (() => void)[] = [];
   private _closed = false;
+  /** `authorization` for endpoints given with `user:password@` (fetch refuses such URLs). */
+  private readonly _auth = new Map<string, string>();
   private readonly _o: Required<Omit<ForwarderOptions, 'headers'>> & { headers: Record<string, string> };
 
   constructor(
@@ -63,7 +65,7 @@ export class Forwarder {
     private readonly _events: ForwarderEvents,
   ) {
     this._o = {
-      endpoints: options.endpoints,
+      endpoints: options.endpoints.map((e) => this._withoutCredentials(e)),
       headers: options.headers ?? {},
       maxAttempts: options.maxAttempts ?? 6,
       initialBackoffMs: options.initialBackoffMs ?? 250,
@@ -75,6 +77,28 @@ export class Forwarder {
       this._queues.set(endpoint, []);
       this._inFlight.set(endpoint, 0);
     }
+  }
+
+  /**
+   * An endpoint as it is sent to and counted: credentials in the URL become a Basic
+   * `authorization` header (fetch throws on them, so every batch was dead-lettered) and stay
+   * out of the endpoint label (metrics are served without authentication).
+   */
+  private _withoutCredentials(endpoint: string): string {
+    let url: URL;
+    try {
+      url = new URL(endpoint);
+    } catch {
+      return endpoint;
+    }
+    if (!url.username && !url.password) return endpoint;
+    const user = decodeURIComponent(url.username);
+    const password = decodeURIComponent(url.password);
+    url.username = '';
+    url.password = '';
+    const label = url.toString();
+    this._auth.set(label, `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`);
+    return label;
   }
 
   /** Spans handed to `send` and not yet settled on every endpoint. */
@@ -144,7 +168,11 @@ export class Forwarder {
     try {
       const res = await fetch(endpoint, {
         method: 'POST',
-        headers: { ...this._o.headers, 'content-type': 'application/x-protobuf' },
+        headers: {
+          ...this._o.headers,
+          ...(this._auth.has(endpoint) ? { authorization: this._auth.get(endpoint)! } : {}),
+          'content-type': 'application/x-protobuf',
+        },
         body: job.batch.body,
         signal: controller.signal,
       });

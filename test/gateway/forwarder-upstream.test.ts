@@ -116,3 +116,34 @@ describe('Forwarder deadlines', () => {
     expect(r.log).toEqual(['forwarded 1']);
   });
 });
+
+describe('Forwarder and credentials in the endpoint URL', () => {
+  it('sends them as Basic authorization and keeps them out of the endpoint label', async () => {
+    const seen: Array<string | undefined> = [];
+    const url = await upstream((req, res) => {
+      seen.push(req.headers.authorization);
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+    });
+    const withCredentials = url.replace('http://', 'http://collector:s3cr%40t@');
+    const endpoints: string[] = [];
+    const r = recorder();
+    const forwarder = new Forwarder(
+      { endpoints: [withCredentials], maxAttempts: 2, initialBackoffMs: 10 },
+      {
+        ...r.events,
+        forwarded: (endpoint, spans) => {
+          endpoints.push(endpoint);
+          r.events.forwarded(endpoint, spans);
+        },
+      },
+    );
+    forwarder.send(new Uint8Array([0x0a, 0x00]), 2);
+    await forwarder.idle();
+    // Before: fetch refuses a URL with credentials, so every attempt failed as "network" and
+    // the batch was dead-lettered; the password was also in the endpoint label on /metrics.
+    expect(r.log).toEqual(['forwarded 2']);
+    expect(seen).toEqual([`Basic ${Buffer.from('collector:s3cr@t').toString('base64')}`]);
+    expect(endpoints).toEqual([url]);
+    await forwarder.close(100);
+  });
+});

@@ -177,7 +177,7 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
   io.stderr(
     `toolwatch serve: policy ${values.policy} digest ${policy.digest}\n` +
       `toolwatch serve: listening${a.http ? ` http ${a.http}` : ''}${a.grpc ? ` grpc ${a.grpc}` : ''}${a.metrics ? ` metrics ${a.metrics}` : ''}\n` +
-      `toolwatch serve: forwarding to ${forward.length > 0 ? forward.join(', ') : 'nothing (spans are judged and dropped)'}\n`,
+      `toolwatch serve: forwarding to ${forward.length > 0 ? forward.map(withoutPassword).join(', ') : 'nothing (spans are judged and dropped)'}\n`,
   );
   await new Promise<void>((resolve) => {
     const done = (signal: string) => {
@@ -194,4 +194,11 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
     `toolwatch serve: stopped; spans received ${r.total('toolwatch_gateway_spans_received_total')}, forwarded ${r.total('toolwatch_gateway_spans_forwarded_total')}, dead-lettered ${r.total('toolwatch_gateway_spans_dead_lettered_total')}, dropped ${r.total('toolwatch_gateway_spans_dropped_total')}\n`,
   );
   return 0;
+}
+
+/** A forward URL as logged: a password in it is not printed. */
+function withoutPassword(url: string): string {
+  const u = new URL(url);
+  if (u.password) u.password = '***';
+  return u.toString();
 }
