@@ -1,12 +1,16 @@
 import type { TraceGroup } from '../input/trace-window.js';
+import type { PolicyProblem } from '../policy/policy-error.js';
 import { reconstructTrace } from '../reconstruction/reconstruct-trace.js';
 import type { AgentRun, Policy, Rule } from '../types.js';
 import { ATTR_TOOLWATCH_CASE_ID } from './case-id.js';
 import type { EvalCase } from './eval-case.js';
+import { CasesError } from './load-cases.js';
 
 export interface CaseTieOptions {
   /** Also tie traces without the attribute by their first user message. Default false. */
   matchInput?: boolean;
+  /** The case file's name, for the error about cases that share an input. Default none. */
+  source?: string;
 }
 
 /**
@@ -27,10 +31,26 @@ export function caseSelector(
   }
   const byInput = new Map<string, string>();
   if (options.matchInput) {
-    for (const c of cases) {
+    // Two cases with one input cannot be told apart by it: every such run went to the later
+    // case without a word. Refused, like any other problem of the case file.
+    const first = new Map<string, number>();
+    const problems: PolicyProblem[] = [];
+    cases.forEach((c, i) => {
       const text = firstUserText(c.input);
-      if (text !== undefined) byInput.set(normalize(text), c.id);
-    }
+      if (text === undefined) return;
+      const key = normalize(text);
+      const other = first.get(key);
+      if (other !== undefined) {
+        problems.push({
+          path: `cases[${i}].input`,
+          message: `the same input as cases[${other}] (${JSON.stringify(cases[other]!.id)}), ignoring whitespace and case: --match-input cannot tell their runs apart`,
+        });
+      } else {
+        first.set(key, i);
+        byInput.set(key, c.id);
+      }
+    });
+    if (problems.length > 0) throw new CasesError(problems, options.source);
   }
   return (group) => {
     for (const span of group.spans) {

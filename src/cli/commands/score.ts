@@ -11,6 +11,7 @@ import {
   VerdictSummarizer,
   type VerdictSummary,
 } from '../../evaluation/check-gates.js';
+import type { TraceGroup } from '../../input/trace-window.js';
 import { loadPolicy } from '../../policy/load-policy.js';
 import { PolicyError } from '../../policy/policy-error.js';
 import { gateLine } from '../../report/gate-line.js';
@@ -114,6 +115,7 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
 
   let policy: Policy;
   let cases: EvalCase[] | undefined;
+  let select: ((group: TraceGroup) => Policy | undefined) | undefined;
   // The eval-dataset modules are loaded only with --cases: a policy run starts without them.
   let caseModules: CaseModules | undefined;
   try {
@@ -124,6 +126,10 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
       policy = caseModules.casesPolicy(cases, {
         ...(base ? { base } : {}),
         judge: values.judges !== undefined,
+      });
+      select = caseModules.caseSelector(policy, cases, {
+        matchInput: values['match-input'] === true,
+        source: values.cases,
       });
     } else policy = await loadPolicy(values.policy!);
   } catch (err) {
@@ -166,9 +172,7 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
   const stats = await scoreStream({
     files: positionals,
     policy,
-    ...(cases
-      ? { select: caseModules!.caseSelector(policy, cases, { matchInput: values['match-input'] === true }) }
-      : {}),
+    ...(select ? { select } : {}),
     ...(judges ? { judges } : {}),
     ...(windowSize !== undefined ? { window: windowSize } : {}),
     io,
