@@ -1,3 +1,5 @@
+import { printable } from '../input/printable.js';
+
 /** One thing wrong with a policy, at a path like `rules[0].scorers[2].expected_tool_order`. */
 export interface PolicyProblem {
   path: string;
@@ -20,11 +22,16 @@ export class PolicyError extends Error {
   }
 }
 
-/** `rules[0].scorers[1].forbiden_tools: unknown key … (line 9, column 9)`; `line 3, column 1: …` for syntax. */
+/**
+ * `rules[0].scorers[1].forbiden_tools: unknown key … (line 9, column 9)`; `line 3, column 1: …`
+ * for syntax. Control bytes are escaped: messages can quote the file (a JSON parser's error
+ * shows the text it stopped at), and the message is printed on a terminal.
+ */
 function describeProblem(p: PolicyProblem): string {
   const where = p.line !== undefined ? `line ${p.line}, column ${p.column ?? 1}` : '';
-  if (p.path) return `${p.path}: ${p.message}${where ? ` (${where})` : ''}`;
-  return where ? `${where}: ${p.message}` : p.message;
+  const message = printable(p.message, 500);
+  if (p.path) return `${printable(p.path, 500)}: ${message}${where ? ` (${where})` : ''}`;
+  return where ? `${where}: ${message}` : message;
 }
 
 /** `rules[0].match.attributes["deployment.environment"]` from a zod-style path. */
