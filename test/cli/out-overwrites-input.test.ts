@@ -72,3 +72,20 @@ describe('--out naming an input', () => {
     expect((await score([input, '--policy', join(dir, 'policy.yaml'), '--out', out])).code).toBe(0);
   });
 });
+
+describe('a baseline from another policy', () => {
+  it('is refused with its digest escaped (it is read from the file and printed on a terminal)', async () => {
+    const input = join(dir, 'traces4.jsonl');
+    await writeFile(input, traces);
+    const baseline = join(dir, 'baseline.jsonl');
+    await writeFile(
+      baseline,
+      `${JSON.stringify({ trace_id: 't', span_id: 's', passed: true, results: [], policy_digest: '\u001b[2Jevil' })}\n`,
+    );
+    const r = await score([input, '--policy', join(dir, 'policy.yaml'), '--gate', '--baseline', baseline]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('saved under policy digest \\x1b[2Jevil');
+    // Before: the escape sequence was printed as it is.
+    expect(r.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
+  });
+});

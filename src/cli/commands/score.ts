@@ -11,6 +11,7 @@ import {
   VerdictSummarizer,
   type VerdictSummary,
 } from '../../evaluation/check-gates.js';
+import { printable } from '../../input/printable.js';
 import type { TraceGroup } from '../../input/trace-window.js';
 import { loadPolicy } from '../../policy/load-policy.js';
 import { PolicyError } from '../../policy/policy-error.js';
@@ -264,7 +265,7 @@ async function readBaseline(path: string, policy: Policy): Promise<VerdictSummar
       }
       if (v.policy_digest !== policy.digest) {
         throw new Error(
-          `baseline ${path} was saved under policy digest ${String(v.policy_digest)}, the current policy's digest is ${policy.digest}; the numbers are not comparable — save a new baseline with this policy`,
+          `baseline ${path} was saved under policy digest ${printable(String(v.policy_digest), 80)}, the current policy's digest is ${policy.digest}; the numbers are not comparable — save a new baseline with this policy`,
         );
       }
       summarizer.add(v);
