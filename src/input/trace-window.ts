@@ -47,7 +47,11 @@ export class TraceWindow {
   private readonly open = new Map<string, OpenTrace>();
   private oldest: OpenTrace | undefined;
   private newest: OpenTrace | undefined;
-  private readonly closed = new Set<string>();
+  /**
+   * Closed trace ids, each with how many slots of the ring hold it: a trace that reappears
+   * and closes again is in the ring twice, and the older slot's eviction must not forget it.
+   */
+  private readonly closed = new Map<string, number>();
   private readonly closedRing: Array<string | undefined>;
   private closedAt = 0;
   private readonly window: number;
@@ -78,7 +82,6 @@ export class TraceWindow {
           this.reappeared++;
           if (this.events.length < 100)
             this.events.push({ kind: 'reappeared', traceId: span.traceId, file, line });
-          this.closed.delete(span.traceId);
         }
         group = { traceId: span.traceId, spans: [], file, line, last: at, prev: undefined, next: undefined };
         this.open.set(span.traceId, group);
@@ -136,10 +139,14 @@ export class TraceWindow {
     this.open.delete(g.traceId);
     this.spans -= g.spans.length;
     const evicted = this.closedRing[this.closedAt];
-    if (evicted !== undefined) this.closed.delete(evicted);
+    if (evicted !== undefined) {
+      const slots = this.closed.get(evicted)! - 1;
+      if (slots === 0) this.closed.delete(evicted);
+      else this.closed.set(evicted, slots);
+    }
     this.closedRing[this.closedAt] = g.traceId;
     this.closedAt = (this.closedAt + 1) % this.closedRing.length;
-    this.closed.add(g.traceId);
+    this.closed.set(g.traceId, (this.closed.get(g.traceId) ?? 0) + 1);
     return { traceId: g.traceId, spans: g.spans, file: g.file, line: g.line };
   }
 }

@@ -50,4 +50,17 @@ describe('TraceWindow', () => {
     expect(w.reappeared).toBe(1);
     expect(w.events).toEqual([{ kind: 'reappeared', traceId: id(1), file: 'f', line: 3 }]);
   });
+
+  it('still reports a trace that reappears a second time, after its first close left the remembered ring', () => {
+    const w = new TraceWindow({ window: 1, rememberClosed: 3 });
+    w.add([span(id(1), 'a')], 'f', 1);
+    w.add([span(id(2), 'b')], 'f', 2); // closes 1 (ring: 1)
+    w.add([span(id(1), 'late')], 'f', 3); // 1 reappears; closes 2 (ring: 1, 2)
+    w.add([span(id(3), 'c')], 'f', 4); // closes 1 again (ring: 1, 2, 1)
+    w.add([span(id(4), 'd')], 'f', 5); // closes 3, which takes the first 1's slot (ring: 3, 2, 1)
+    w.add([span(id(1), 'later')], 'f', 6);
+    // Before: the first slot's eviction forgot 1 though the third still held it: unreported.
+    expect(w.reappeared).toBe(2);
+    expect(w.events.map((e) => e.line)).toEqual([3, 6]);
+  });
 });
