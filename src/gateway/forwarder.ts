@@ -175,6 +175,9 @@ export class Forwarder {
         },
         body: job.batch.body,
         signal: controller.signal,
+        // Followed, a 301/302/303 turns the POST into a GET without its body: the batch would
+        // count as forwarded and be lost. A redirect dead-letters (reason http_3xx) instead.
+        redirect: 'manual',
       });
       const answer = await readAnswer(res);
       if (res.ok) {

@@ -147,3 +147,22 @@ describe('Forwarder and credentials in the endpoint URL', () => {
     await forwarder.close(100);
   });
 });
+
+describe('Forwarder and redirects', () => {
+  it('dead-letters a batch answered with a redirect instead of following it as a GET without the body', async () => {
+    const seen: string[] = [];
+    const url = await upstream((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      if (req.url === '/v1/traces') res.writeHead(301, { location: '/moved' }).end();
+      else res.writeHead(200).end();
+    });
+    const r = recorder();
+    const forwarder = new Forwarder({ endpoints: [url] }, r.events);
+    forwarder.send(new Uint8Array([0x0a, 0x00]), 4);
+    await forwarder.idle();
+    // Before: "forwarded 4" — the spans went nowhere (GET /moved, no body).
+    expect(r.log).toEqual(['dead-lettered 4 http_301']);
+    expect(seen).toEqual(['POST /v1/traces']);
+    await forwarder.close(100);
+  });
+});
