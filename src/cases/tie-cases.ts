@@ -64,15 +64,18 @@ export function caseSelector(
     } catch {
       return undefined;
     }
-    const stack = [...runs];
-    while (stack.length > 0) {
-      const run = stack.shift()!;
+    // Breadth first, outermost runs first. A queue read by index and filled one run at a
+    // time: `push(...children)` overflowed the stack at ~120,000 child runs (exit 3), and
+    // `shift()` made the walk quadratic.
+    const queue = [...runs];
+    for (let i = 0; i < queue.length; i++) {
+      const run = queue[i]!;
       const text = firstUserText(run.input);
       if (text !== undefined) {
         const id = byInput.get(normalize(text));
         return id === undefined ? undefined : views.get(id);
       }
-      stack.push(...run.children);
+      for (const child of run.children) queue.push(child);
     }
     return undefined;
   };

@@ -38,3 +38,27 @@ describe('--match-input with cases that share an input', () => {
     expect(() => caseSelector(casesPolicy(cases), cases)).not.toThrow();
   });
 });
+
+describe('--match-input on a trace with very many agent runs', () => {
+  it('walks 150,000 child runs without overflowing the stack (it ended the CLI with exit 3)', () => {
+    const trace = 'ab'.repeat(16);
+    const agent = (spanId: string, name: string, parentSpanId?: string) => ({
+      traceId: trace,
+      spanId,
+      ...(parentSpanId ? { parentSpanId } : {}),
+      name: `invoke_agent ${name}`,
+      kind: 0,
+      startTime: 1,
+      endTime: 2,
+      status: { code: 0 as const },
+      attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': name },
+      events: [],
+    });
+    const root = '1'.padStart(16, '0');
+    const spans = [agent(root, 'root')];
+    for (let i = 0; i < 150_000; i++)
+      spans.push(agent((i + 2).toString(16).padStart(16, '0'), 'child', root));
+    const select = caseSelector(casesPolicy(cases.slice(0, 1)), cases.slice(0, 1), { matchInput: true });
+    expect(select({ traceId: trace, spans, file: 'runs.jsonl', line: 1 })).toBeUndefined();
+  });
+});
