@@ -12,6 +12,9 @@ import {
   entryClosed,
   hasAgentAbove,
   newEntry,
+  parentHasAgent,
+  REFUSED_AGENT,
+  REFUSED_NESTED,
   type SpanEntry,
   type TraceBuffer,
   type TraceState,
@@ -52,7 +55,10 @@ export class HeldTraces {
       this._startedOrdinary(state, span, spanId, parentId, parentContext);
       return;
     }
-    if (!this._buffer.admit(state)) return;
+    if (!this._buffer.admit(state)) {
+      this._refused(state, spanId, role, parentId, parentContext);
+      return;
+    }
     let parent = parentId === undefined ? undefined : state.spans.get(parentId);
     if (parent === undefined && parentId !== undefined) {
       if (state.ordinary.has(parentId)) parent = this._materialize(state, parentId);
@@ -130,8 +136,9 @@ export class HeldTraces {
           : spanRole(span.name, span.attributes);
         // Refused when it started (counted then): never held.
         if (startedSince(span, state.since)) {
+          const nested = refusedNested(state, span, spanId);
           if (role === SpanRole.AGENT)
-            return this._evaluator.recordIncomplete(state, span, spanId, placement);
+            return this._evaluator.recordIncomplete(state, span, spanId, placement, nested);
           return undefined;
         }
       }
@@ -158,7 +165,7 @@ export class HeldTraces {
       entry.like = spanLikeOf(entry, span, true);
       entry.span = undefined;
       entry.bytes = retainedBytes(span);
-      if (!buffer.holdBytes(state, entry.bytes)) return this._tooLarge(state, entry, span, spanId);
+      if (!buffer.holdBytes(state, entry.bytes)) return this._tooLarge(state, entry, span, spanId, placement);
     }
     if (entry.open) state.openCount--;
     entryClosed(entry);
@@ -169,7 +176,15 @@ export class HeldTraces {
     if (!state.evaluated.has(spanId) && this._judgesAt(state, entry, span)) {
       if (state.incomplete) {
         this._buffer.markEvaluated(state, spanId);
-        view = this._evaluator.recordIncomplete(state, span, spanId, placement, hasAgentAbove(state, entry));
+        // Not rebuilt: a chain or root span is taken for an implicit run only when calls ran outside every agent.
+        if (entry.role === SpanRole.AGENT || state.looseCalls > 0)
+          view = this._evaluator.recordIncomplete(
+            state,
+            span,
+            spanId,
+            placement,
+            hasAgentAbove(state, entry),
+          );
       } else if (entry.activeChildren > 0) {
         this._evaluator.waitForLateSpans(state, entry, span);
       } else {
@@ -183,11 +198,40 @@ export class HeldTraces {
   }
 
   /**
+   * An agent-related span refused at its start (span limits): whether an agent is above it is
+   * remembered while it is open, when its parent can still be found, so that its own
+   * `incomplete_trace` record (an agent's) goes to the rules of the run it is, and spans
+   * refused below it know theirs.
+   */
+  private _refused(
+    state: TraceState,
+    spanId: string,
+    role: SpanRole,
+    parentId: string | undefined,
+    parentContext: Context,
+  ): void {
+    const nested = parentId !== undefined && agentAbove(state, parentId, parentContext);
+    this._buffer.refuse(
+      state,
+      spanId,
+      (nested ? REFUSED_NESTED : 0) | (role === SpanRole.AGENT ? REFUSED_AGENT : 0),
+    );
+  }
+
+  /**
    * The trace alone holds more than `maxBufferedBytes`: it is evicted whole (counted, with a
    * tombstone: its later spans are counted, its run gets `skipped: incomplete_trace`). Live
    * checks do not need the trace: a tool span ending now is still checked.
    */
-  private _tooLarge(state: TraceState, entry: SpanEntry, span: ReadableSpan, spanId: string): undefined {
+  private _tooLarge(
+    state: TraceState,
+    entry: SpanEntry,
+    span: ReadableSpan,
+    spanId: string,
+    placement: Placement,
+  ): ReadableSpan | undefined {
+    // A chain or root span that would be judged now (an implicit run's) gets its record.
+    const judged = state.looseCalls > 0 && !state.evaluated.has(spanId) && this._judgesAt(state, entry, span);
     this._buffer.evict(
       state,
       'max_buffered_bytes',
@@ -195,7 +239,8 @@ export class HeldTraces {
     );
     if (entry.role === SpanRole.TOOL && this._live.enabled)
       this._live.toolEnded(state.traceId, entry.agent, span, spanId);
-    return undefined;
+    if (!judged) return undefined;
+    return this._evaluator.recordIncomplete(state, span, spanId, placement, hasAgentAbove(state, entry));
   }
 
   /**
@@ -220,7 +265,10 @@ export class HeldTraces {
     }
     if (parentId !== undefined && (state.ordinary.size === 0 || !state.ordinary.has(parentId)))
       this._holdUnheldParent(state, parentId, parentContext);
-    if (!this._buffer.admit(state)) return;
+    if (!this._buffer.admit(state)) {
+      this._refused(state, spanId, SpanRole.NONE, parentId, parentContext);
+      return;
+    }
     this._buffer.holdOrdinary(state, spanId, span);
   }
 
@@ -392,6 +440,44 @@ export class HeldTraces {
       (entry.parentId === undefined || span.parentSpanContext?.isRemote === true)
     );
   }
+}
+
+/**
+ * Whether an agent is above a span whose parent is `parentId`: through held entries, open
+ * ordinary spans held by id, and open refused spans; the first step also through the span
+ * object of the start context (a parent held nowhere).
+ */
+function agentAbove(state: TraceState, parentId: string, parentContext: Context): boolean {
+  let id: string | undefined = parentId;
+  for (let step = 0; id !== undefined && step < 100_000; step++) {
+    const entry = state.spans.get(id);
+    if (entry !== undefined) {
+      if (entry.role === SpanRole.AGENT || entry.agent !== undefined) return true;
+      return entry.parent === undefined && parentHasAgent(state, entry.parentId);
+    }
+    const flags = state.refused.get(id);
+    if (flags !== undefined) return flags !== 0;
+    const ordinary = state.ordinary.size > 0 ? state.ordinary.get(id) : undefined;
+    if (ordinary !== undefined) {
+      id = parentIdOf(ordinary);
+      continue;
+    }
+    if (step > 0) return false;
+    const candidate = trace.getSpan(parentContext) as unknown as ReadableSpan | undefined;
+    id =
+      candidate !== undefined && candidate.spanContext().spanId === parentId
+        ? parentIdOf(candidate)
+        : undefined;
+  }
+  return false;
+}
+
+/** Whether a refused span has an agent above it (remembered at its start, and forgotten now it ends), else what the held spans say. */
+function refusedNested(state: TraceState, span: ReadableSpan, spanId: string): boolean {
+  const flags = state.refused.get(spanId);
+  if (flags === undefined) return parentHasAgent(state, parentIdOf(span));
+  state.refused.delete(spanId);
+  return (flags & REFUSED_NESTED) !== 0;
 }
 
 /** Whether the span started after `since` (both on `performance.now()`'s clock), so went through `onStart` while its trace was followed. */

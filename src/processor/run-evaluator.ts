@@ -188,7 +188,10 @@ export class RunEvaluator {
     clearTimeout(late.timer);
     const finish = () => {
       try {
-        this.evaluate(state, late.entry, late.span, 'span');
+        // Evicted (or over a span limit) since: judged on part of its run, a verdict could be false.
+        if (state.incomplete)
+          this.recordIncomplete(state, late.span, spanId, 'span', hasAgentAbove(state, late.entry));
+        else this.evaluate(state, late.entry, late.span, 'span');
       } catch (error) {
         this._problems.report('late', 'late evaluation failed', error);
       } finally {
@@ -274,9 +277,18 @@ export class RunEvaluator {
   ): ReadableSpan | undefined {
     this._buffer.touchTombstone(tombstone);
     const known = tombstone.openAgents.get(spanId);
-    if (known === undefined && spanRole(span.name, span.attributes) !== SpanRole.AGENT) return undefined;
+    tombstone.scopes.delete(spanId);
+    if (known === undefined && spanRole(span.name, span.attributes) !== SpanRole.AGENT) {
+      // The local root of a trace whose calls ran outside every agent: the implicit run's.
+      const root = span.parentSpanContext === undefined || span.parentSpanContext.isRemote === true;
+      if (!tombstone.implicit || !root) return undefined;
+      tombstone.implicit = false;
+      const identity = spanIdentity(span, false, this._rulesReadAttributes);
+      return this._runs.skipped(identity, span, placement, 'incomplete_trace');
+    }
     tombstone.openAgents.delete(spanId);
-    const nested = known ?? tombstone.openAgents.size > 0;
+    const parentId = parentIdOf(span);
+    const nested = known ?? (parentId !== undefined && tombstone.scopes.get(parentId) === true);
     if (nested && this._allRulesRootOnly) return undefined;
     const identity = spanIdentity(span, nested, this._rulesReadAttributes);
     return this._runs.skipped(identity, span, placement, 'incomplete_trace');

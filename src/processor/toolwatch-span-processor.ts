@@ -1,5 +1,5 @@
 import type { Context, MeterProvider, TracerProvider } from '@opentelemetry/api';
-import { diag } from '@opentelemetry/api';
+import { diag, trace } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { DetachedSpanWatch } from '../conventions/detached-spans.js';
 import { lateSpanRole, SpanRole, spanRole } from '../conventions/span-role.js';
@@ -16,7 +16,7 @@ import { ProblemLog } from './problem-log.js';
 import { parentIdOf } from './run-builder.js';
 import { RunEvaluator } from './run-evaluator.js';
 import { RunJudge } from './run-judge.js';
-import { type Tombstone, TraceBuffer, TraceMode } from './trace-buffer.js';
+import { MAX_SCOPES, type Tombstone, TraceBuffer, TraceMode } from './trace-buffer.js';
 
 export interface ToolwatchSpanProcessorOptions {
   /** The policy runs are judged by (from `loadPolicy`, or built in code). Required. */
@@ -278,7 +278,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     if (state === undefined) {
       const tombstone = this._buffer.tombstone(ctx.traceId);
       if (tombstone !== undefined) {
-        this._startedAfterEviction(tombstone, ctx.spanId, role);
+        this._startedAfterEviction(tombstone, span, ctx.spanId, role, parentContext);
         return;
       }
       // Ordinary spans of traces with no agent activity stop here.
@@ -294,15 +294,34 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   }
 
   /** A span of an evicted trace: counted, never the start of a new, partial trace. */
-  private _startedAfterEviction(tombstone: Tombstone, spanId: string, role: SpanRole): void {
+  private _startedAfterEviction(
+    tombstone: Tombstone,
+    span: Span,
+    spanId: string,
+    role: SpanRole,
+    parentContext: Context,
+  ): void {
     this._buffer.touchTombstone(tombstone);
     this._problems.dropped(
       'evicted_trace',
-      `trace ${tombstone.traceId} was evicted; its later spans are not held`,
+      `trace ${tombstone.traceId} was evicted (or cut by span limits); its later spans are not held`,
     );
-    if (role === SpanRole.AGENT && tombstone.openAgents.size < 1000) {
-      tombstone.openAgents.set(spanId, tombstone.openAgents.size > 0);
+    // Nested when an agent is at or above its parent: the parent's scope (every open span of
+    // the trace has one), or the grandparent's through the start context's span object.
+    const parentId = parentIdOf(span);
+    let nested = parentId === undefined ? false : tombstone.scopes.get(parentId);
+    if (nested === undefined) {
+      const candidate = trace.getSpan(parentContext) as unknown as ReadableSpan | undefined;
+      const above =
+        candidate !== undefined && candidate.spanContext().spanId === parentId
+          ? parentIdOf(candidate)
+          : undefined;
+      nested = above !== undefined && tombstone.scopes.get(above) === true;
     }
+    if (!nested && role === SpanRole.TOOL) tombstone.implicit = true;
+    if (tombstone.scopes.size < MAX_SCOPES) tombstone.scopes.set(spanId, nested || role === SpanRole.AGENT);
+    if (role === SpanRole.AGENT && tombstone.openAgents.size < MAX_SCOPES)
+      tombstone.openAgents.set(spanId, nested);
   }
 
   /** The processor was shut down, maybe by another tracer provider it is attached to: said, and counted. */

@@ -112,6 +112,12 @@ export interface TraceState {
   late: Map<string, LateRun>;
   /** Runs whose wait for late spans is over, judged on the next microtask. */
   finishing: number;
+  /**
+   * Agent-related spans refused at their start (span limits) and still open, by id:
+   * `REFUSED_NESTED` when an agent is above one, `REFUSED_AGENT` when it is an agent (at
+   * most `MAX_REFUSED` of them), so that nesting is known below and at their ends.
+   */
+  refused: Map<string, number>;
   /** JUDGED traces: open ordinary spans, not held as entries until an agent-related span starts below one. */
   ordinary: Map<string, ReadableSpan>;
   /** JUDGED traces: agent spans held, and tool and model spans held with no agent above them (their calls make implicit runs). */
@@ -136,7 +142,18 @@ export interface Tombstone {
   activeEpoch: number;
   /** Agent spans open in the trace (at eviction, or started since), by span id: whether each is nested. */
   openAgents: Map<string, boolean>;
+  /**
+   * Agent-related spans open in the trace (at eviction, or started since), by span id:
+   * whether an agent is at or above each, so that one starting below knows whether it is
+   * nested (at most `MAX_SCOPES`).
+   */
+  scopes: Map<string, boolean>;
+  /** Calls ran outside every agent: the trace's local root is an implicit run, and gets a record when it ends. */
+  implicit: boolean;
 }
+
+/** Open spans a tombstone remembers the scope of. */
+export const MAX_SCOPES = 1000;
 
 export interface TraceBufferLimits {
   maxTraces: number;
@@ -159,6 +176,13 @@ const NO_SPANS: Set<string> = new Set();
 const NO_LATE_RUNS: Map<string, LateRun> = new Map();
 const NO_ORDINARY: Map<string, ReadableSpan> = new Map();
 const NO_FOLLOWED: Map<ReadableSpan, SpanEntry> = new Map();
+const NO_REFUSED: Map<string, number> = new Map();
+/** Open refused spans remembered per trace; past it, one's nesting is read from the held spans only. */
+const MAX_REFUSED = 10_000;
+/** Tombstones kept at least (each a trace id and its open agents), whatever `maxTraces`. */
+const MIN_TOMBSTONES = 1000;
+export const REFUSED_NESTED = 1;
+export const REFUSED_AGENT = 2;
 
 export function newEntry(
   span: ReadableSpan,
@@ -184,6 +208,25 @@ export function newEntry(
     outOfOrder: false,
     bytes: 0,
   };
+}
+
+/** The refused agent spans still open, and whether each is nested: a tombstone's `openAgents`. */
+function refusedAgents(state: TraceState): Map<string, boolean> {
+  const out = new Map<string, boolean>();
+  for (const [spanId, flags] of state.refused) {
+    if ((flags & REFUSED_AGENT) !== 0) out.set(spanId, (flags & REFUSED_NESTED) !== 0);
+  }
+  return out;
+}
+
+/** The refused spans still open, and whether an agent is at or above each: a tombstone's `scopes`. */
+function refusedScopes(state: TraceState): Map<string, boolean> {
+  const out = new Map<string, boolean>();
+  for (const [spanId, flags] of state.refused) {
+    if (out.size >= MAX_SCOPES) break;
+    out.set(spanId, flags !== 0);
+  }
+  return out;
 }
 
 /** Nearest agent above, by pointer when the parent was held at start, else by walking the held parents (late traces). */
@@ -327,6 +370,7 @@ export class TraceBuffer {
       awaiting: NO_SPANS,
       late: NO_LATE_RUNS,
       finishing: 0,
+      refused: NO_REFUSED,
       lastAgent: undefined,
       ordinary: NO_ORDINARY,
       followed: NO_FOLLOWED,
@@ -426,6 +470,12 @@ export class TraceBuffer {
       this.evict(oldest, 'max_buffered_bytes', `${max} bytes of ended spans are held`);
     }
     return this._bytes <= max;
+  }
+
+  /** Remembers a span refused at its start while it is open (see `refused`). */
+  refuse(state: TraceState, spanId: string, flags: number): void {
+    if (state.refused === NO_REFUSED) state.refused = new Map();
+    if (state.refused.size < MAX_REFUSED) state.refused.set(spanId, flags);
   }
 
   /** Holds an admitted entry. */
@@ -542,6 +592,9 @@ export class TraceBuffer {
   release(state: TraceState): void {
     if (this._traces.get(state.traceId) !== state) return;
     this._traces.delete(state.traceId);
+    // Spans were refused (span limits): those still open, and any that start later, must not
+    // start a new trace and be judged on what is left of it.
+    if (state.incomplete) this._bury(state, refusedAgents(state), refusedScopes(state));
     if (state.mode === TraceMode.JUDGED) this._judged--;
     this._lastId = undefined;
     this._held -= state.held;
@@ -554,20 +607,37 @@ export class TraceBuffer {
   /** Gives a trace up: its held spans are counted as dropped for `reason`, and a tombstone stays. */
   evict(state: TraceState, reason: string, message: string): void {
     if (this._traces.get(state.traceId) !== state) return;
+    // Whatever still refers to it (a run about to be judged after its late spans) gets a record, not a verdict.
+    state.incomplete = true;
     try {
       this._onEvict(state, reason);
     } catch (error) {
       this._problems.report('evict', 'giving an evicted trace its records failed', error);
     }
     this._problems.dropped(reason, message, state.held);
-    const openAgents = new Map<string, boolean>();
+    const openAgents = refusedAgents(state);
+    const scopes = refusedScopes(state);
     for (const entry of state.spans.values()) {
-      if (entry.role === SpanRole.AGENT && entry.open && entry !== NO_SCOPE)
-        openAgents.set(entry.spanId, entry.agent !== undefined);
+      if (!entry.open || entry === NO_SCOPE) continue;
+      if (entry.role === SpanRole.AGENT) openAgents.set(entry.spanId, entry.agent !== undefined);
+      if (scopes.size < MAX_SCOPES)
+        scopes.set(entry.spanId, entry.role === SpanRole.AGENT || entry.agent !== undefined);
     }
     this.release(state);
-    this._tombstones.set(state.traceId, { traceId: state.traceId, activeEpoch: this._epoch, openAgents });
-    if (this._tombstones.size > this._limits.maxTraces) {
+    this._bury(state, openAgents, scopes);
+  }
+
+  /** Leaves a tombstone for a trace that goes: `openAgents` are its agent spans that may still end (whether each is nested). */
+  private _bury(state: TraceState, openAgents: Map<string, boolean>, scopes: Map<string, boolean>): void {
+    this._tombstones.set(state.traceId, {
+      traceId: state.traceId,
+      activeEpoch: this._epoch,
+      openAgents,
+      scopes,
+      implicit: state.looseCalls > 0,
+    });
+    // As many as traces, and never so few that a small maxTraces forgets the trace it just evicted.
+    if (this._tombstones.size > Math.max(this._limits.maxTraces, MIN_TOMBSTONES)) {
       this._tombstones.delete(this._tombstones.keys().next().value as string);
     }
   }

@@ -17,7 +17,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { evaluateTraces } from '../../src/evaluation/evaluate-traces.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
-import { ToolwatchSpanProcessor } from '../../src/processor/toolwatch-span-processor.js';
+import {
+  ToolwatchSpanProcessor,
+  type ToolwatchSpanProcessorOptions,
+} from '../../src/processor/toolwatch-span-processor.js';
 import { reliability } from '../../src/scorers/reliability.js';
 import { toolOrder } from '../../src/scorers/tool-order.js';
 import { trajectory } from '../../src/scorers/trajectory.js';
@@ -291,6 +294,14 @@ function implicitRunAroundAgents(tree: Node): boolean {
   return looseTool && agent;
 }
 
+/** A tool or model call outside every agent (an implicit run's). */
+function hasLooseCalls(tree: Node): boolean {
+  const walk = (n: Node, underAgent: boolean): boolean =>
+    ((n.kind === 'tool' || n.kind === 'llm') && !underAgent) ||
+    n.children.some((child) => walk(child, underAgent || n.kind === 'agent'));
+  return walk(tree, false);
+}
+
 const key = (v: Verdict) => `${v.trace_id}\u0000${v.span_id}\u0000${v.rule}`;
 const sorted = (verdicts: readonly Verdict[]) =>
   [...verdicts].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
@@ -302,12 +313,14 @@ async function liveAndOffline(
   wrapping = false,
   sampled = false,
   conventions: Convention[] = [],
+  limits: Partial<ToolwatchSpanProcessorOptions> = {},
 ) {
   const exporter = new InMemorySpanExporter();
   const live: Verdict[] = [];
   const p = policy(sampled);
   const exporting = new SimpleSpanProcessor(exporter);
   const processor = new ToolwatchSpanProcessor({
+    ...limits,
     policy: p,
     onVerdict: (v) => live.push(v),
     ...(wrapping ? { next: exporting } : {}),
@@ -416,5 +429,41 @@ describe('live and offline verdicts agree on random traces', () => {
       { numRuns: Number(process.env.FUZZ_RUNS ?? 100), seed: Number(process.env.FUZZ_SEED ?? 20261205) },
     );
     expect(Object.values(judged).every((n) => n >= 10)).toBe(true);
+  });
+
+  it('under tight limits, gives every run its offline verdict or an incomplete record, never another verdict', {
+    timeout: 120_000,
+  }, async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(root, { minLength: 1, maxLength: 3 }),
+        fc.array(fc.nat({ max: 5 }), { maxLength: 200 }),
+        fc.record({
+          maxTraces: fc.integer({ min: 1, max: 3 }),
+          maxSpansPerTrace: fc.integer({ min: 2, max: 30 }),
+          maxBufferedSpans: fc.integer({ min: 2, max: 60 }),
+          maxBufferedBytes: fc.integer({ min: 600, max: 20_000 }),
+        }),
+        async (trees, order, limits) => {
+          // Implicit runs (calls outside every agent) under span limits are a known gap (README).
+          fc.pre(!trees.some(hasLooseCalls));
+          const { live, offline } = await liveAndOffline(trees, order, false, false, [], limits);
+          const incomplete = (v: Verdict) =>
+            v.results.every((r) => r.label === 'skipped' && r.reason === 'incomplete_trace');
+          const offlineByKey = new Map(offline.map((v) => [key(v), v]));
+          // Nothing judged on part of a run: a run's verdict is offline's, or a record saying it was not judged.
+          for (const v of live) {
+            const reference = offlineByKey.get(key(v));
+            expect(reference, `live verdict for a run offline does not have: ${key(v)}`).toBeDefined();
+            if (!incomplete(v)) expect(v).toEqual(reference);
+          }
+          // No run lost without a word: every run offline judges gets a verdict or a record live.
+          const liveKeys = new Set(live.map(key));
+          for (const v of offline)
+            expect(liveKeys.has(key(v)), `no verdict or record live for ${key(v)}`).toBe(true);
+        },
+      ),
+      { numRuns: Number(process.env.FUZZ_RUNS ?? 100), seed: Number(process.env.FUZZ_SEED ?? 20261206) },
+    );
   });
 });
