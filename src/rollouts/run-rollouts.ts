@@ -46,7 +46,7 @@ export interface RunRolloutsOptions {
   policy?: Policy | Record<string, unknown>;
   /** Judges for `answer_facts` (an `llm_judge` is added to such cases only when judges are given). */
   judges?: Record<string, unknown>;
-  /** Per rollout; a rollout over it is aborted and fails. Default 60,000 ms. */
+  /** Per rollout; a rollout over it is aborted and fails. An integer from 1 to 2^31-1. Default 60,000 ms. */
   timeoutMs?: number;
   /** Grid classes. Default saturated-pass at ratio 1, saturated-fail at 0. */
   thresholds?: GridThresholds;
@@ -89,12 +89,18 @@ export interface RunRolloutsResult {
  * same `ToolwatchSpanProcessor` captures the agent's spans in process and judges each rollout
  * against its case's rule. An agent that throws or times out fails that rollout only.
  */
+/** The longest delay `setTimeout` holds. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export async function runRollouts(options: RunRolloutsOptions): Promise<RunRolloutsResult> {
   const cases = typeof options.cases === 'string' ? await loadCases(options.cases) : [...options.cases];
   const k = options.k ?? 6;
   const concurrency = Math.max(1, options.concurrency ?? 6);
   const timeoutMs = options.timeoutMs ?? 60_000;
   if (!Number.isInteger(k) || k < 1) throw new RangeError(`k must be a positive integer, got ${k}`);
+  // Node fires a timer longer than 2^31-1 ms after 1 ms: every rollout would time out at once.
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMER_MS)
+    throw new RangeError(`timeoutMs must be an integer from 1 to ${MAX_TIMER_MS}, got ${timeoutMs}`);
   const policy = casesPolicy(cases, {
     ...(options.policy ? { base: options.policy } : {}),
     judge: options.judges !== undefined,

@@ -102,6 +102,20 @@ describe('runRollouts with an AI SDK agent on a scripted model', () => {
     );
   });
 
+  it('refuses a timeout setTimeout cannot hold (it would fire after 1 ms and fail every rollout)', async () => {
+    const cases = parseCasesText(`
+- id: one
+  input: x
+  expected_tools: [get_order_detail]
+`);
+    const agent = async () => 'never called';
+    for (const timeoutMs of [3_000_000_000, 0, 1.5, Number.NaN]) {
+      await expect(runRollouts({ cases, agent, k: 1, timeoutMs })).rejects.toThrow(
+        /timeoutMs must be an integer from 1 to 2147483647/,
+      );
+    }
+  });
+
   it('classes by the stated thresholds', () => {
     expect([
       classify(6, 6),
