@@ -1,0 +1,267 @@
+/**
+ * Seeded random traces of agent-related spans, run through a real tracer: the programs the
+ * live/offline differentials (processor, gateway) run. GenAI, AI SDK (6) and OpenInference
+ * spans; agents nested in agents under workflow and HTTP roots; tool errors; model calls
+ * requesting tools that never run; children ending after their parent; names set after
+ * start; several traces interleaved.
+ */
+import type { Context, Span, Tracer } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
+import fc from 'fast-check';
+
+export type Kind = 'agent' | 'tool' | 'llm' | 'workflow' | 'http';
+/** Which instrumentation wrote the trace's agent, tool and model spans. */
+export type Convention = 'gen_ai' | 'ai_sdk' | 'openinference';
+
+export interface Node {
+  kind: Kind;
+  /** Agent or tool name (index into the lists below). */
+  name: number;
+  /** Tool argument value; LLM: how many tool calls it requests. */
+  value: number;
+  /** Tool: fails. Agent: its name is set after start. */
+  flag: boolean;
+  /** Ends after its parent (fire-and-forget work). */
+  late: boolean;
+  children: Node[];
+}
+
+const AGENTS = ['support', 'support-triage', 'billing'];
+const TOOLS = ['lookup', 'reply', 'delete', 'search'];
+
+const node: fc.Memo<Node> = fc.memo((depth) =>
+  fc.record({
+    kind: fc.constantFrom<Kind>('agent', 'agent', 'tool', 'tool', 'tool', 'llm', 'workflow', 'http'),
+    name: fc.nat({ max: 3 }),
+    value: fc.nat({ max: 2 }),
+    flag: fc.boolean(),
+    late: fc.boolean(),
+    children: depth <= 1 ? fc.constant([]) : fc.array(node(depth - 1), { maxLength: 4 }),
+  }),
+);
+
+export const root = fc.record({
+  kind: fc.constantFrom<Kind>('agent', 'agent', 'workflow', 'http'),
+  name: fc.nat({ max: 3 }),
+  value: fc.nat({ max: 2 }),
+  flag: fc.boolean(),
+  late: fc.constant(false),
+  children: fc.array(node(4), { minLength: 1, maxLength: 5 }),
+});
+
+/** One step of a program: a span starts or ends. */
+export type Op = {
+  start: boolean;
+  node: Node;
+  parent: Node | undefined;
+  trace: number;
+  convention: Convention;
+};
+
+/** Depth-first starts and ends; a late child's end moves after its parent's end (still before the parent's parent ends). */
+export function ops(tree: Node, traceIndex: number, convention: Convention): Op[] {
+  const out: Op[] = [];
+  const walk = (n: Node, parent: Node | undefined): Op[] => {
+    const own: Op[] = [{ start: true, node: n, parent, trace: traceIndex, convention }];
+    const deferred: Op[] = [];
+    for (const child of n.children) {
+      const sub = walk(child, n);
+      if (child.late && n.kind !== 'tool') {
+        // Its end goes after ours.
+        const endAt = sub.findIndex((o) => !o.start && o.node === child);
+        deferred.push(...sub.slice(endAt));
+        own.push(...sub.slice(0, endAt));
+      } else own.push(...sub);
+    }
+    own.push({ start: false, node: n, parent, trace: traceIndex, convention });
+    return [...own, ...deferred];
+  };
+  out.push(...walk(tree, undefined));
+  return out;
+}
+
+let callCounter = 0;
+
+export class Program {
+  private readonly _spans = new Map<Node, Span>();
+  private readonly _ids = new Map<Node, string>();
+  /** Each program's trace id, by its index. */
+  readonly traceIds: string[] = [];
+
+  constructor(private readonly _tracer: Tracer) {}
+
+  run(op: Op): void {
+    if (op.start) {
+      this._start(op.node, op.parent, op.convention);
+      if (op.parent === undefined) this.traceIds[op.trace] = this._spans.get(op.node)!.spanContext().traceId;
+    } else this._end(op.node, op.convention);
+  }
+
+  private _context(parent: Node | undefined): Context {
+    const span = parent === undefined ? undefined : this._spans.get(parent);
+    return span === undefined ? ROOT_CONTEXT : trace.setSpan(ROOT_CONTEXT, span);
+  }
+
+  private _start(n: Node, parent: Node | undefined, convention: Convention): void {
+    // A new millisecond for every start: offline, spans are ordered by their recorded start
+    // (whole milliseconds in SDK 2.x); live, by the order they started.
+    const now = Date.now();
+    while (Date.now() === now) {}
+    const attributes: Record<string, string | number> = {};
+    let name: string;
+    if (convention === 'ai_sdk' && (n.kind === 'agent' || n.kind === 'tool' || n.kind === 'llm')) {
+      // AI SDK ≤ 6: recognised by span name; the agent is the telemetry function id.
+      if (n.kind === 'agent') {
+        name = 'ai.generateText';
+        attributes['ai.operationId'] = 'ai.generateText';
+        if (!n.flag) attributes['ai.telemetry.functionId'] = AGENTS[n.name % AGENTS.length]!;
+      } else if (n.kind === 'llm') {
+        name = 'ai.generateText.doGenerate';
+        attributes['ai.operationId'] = 'ai.generateText.doGenerate';
+      } else {
+        name = 'ai.toolCall';
+        const id = `call_${++callCounter}`;
+        this._ids.set(n, id);
+        attributes['ai.operationId'] = 'ai.toolCall';
+        attributes['ai.toolCall.name'] = TOOLS[n.name]!;
+        attributes['ai.toolCall.id'] = id;
+        attributes['ai.toolCall.args'] = JSON.stringify({ id: n.value });
+      }
+    } else if (convention === 'openinference' && n.kind !== 'http') {
+      // OpenInference: the span kind says what it is; names are free.
+      const kinds = { agent: 'AGENT', tool: 'TOOL', llm: 'LLM', workflow: 'CHAIN' } as const;
+      attributes['openinference.span.kind'] = kinds[n.kind];
+      if (n.kind === 'agent') {
+        name = AGENTS[n.name % AGENTS.length]!;
+        if (!n.flag) attributes['agent.name'] = name;
+      } else if (n.kind === 'tool') {
+        name = TOOLS[n.name]!;
+        const id = `call_${++callCounter}`;
+        this._ids.set(n, id);
+        attributes['tool.name'] = name;
+        attributes['tool_call.id'] = id;
+        attributes['input.value'] = JSON.stringify({ id: n.value });
+      } else name = n.kind === 'llm' ? 'ChatModel' : 'RunnableSequence';
+    } else if (n.kind === 'agent') {
+      const agent = AGENTS[n.name % AGENTS.length]!;
+      name = `invoke_agent ${agent}`;
+      attributes['gen_ai.operation.name'] = 'invoke_agent';
+      if (!n.flag) attributes['gen_ai.agent.name'] = agent;
+    } else if (n.kind === 'tool') {
+      const tool = TOOLS[n.name]!;
+      name = `execute_tool ${tool}`;
+      const id = `call_${++callCounter}`;
+      this._ids.set(n, id);
+      attributes['gen_ai.operation.name'] = 'execute_tool';
+      attributes['gen_ai.tool.name'] = tool;
+      attributes['gen_ai.tool.call.id'] = id;
+      attributes['gen_ai.tool.call.arguments'] = JSON.stringify({ id: n.value });
+    } else if (n.kind === 'llm') {
+      name = 'chat model';
+      attributes['gen_ai.operation.name'] = 'chat';
+      attributes['gen_ai.request.model'] = 'model';
+    } else if (n.kind === 'workflow') {
+      name = 'invoke_workflow flow';
+      attributes['gen_ai.operation.name'] = 'invoke_workflow';
+    } else {
+      name = 'GET /orders';
+      attributes['http.request.method'] = 'GET';
+    }
+    this._spans.set(n, this._tracer.startSpan(name, { attributes }, this._context(parent)));
+  }
+
+  private _end(n: Node, convention: Convention): void {
+    const span = this._spans.get(n)!;
+    const agent = AGENTS[n.name % AGENTS.length]!;
+    const native = n.kind === 'http' || n.kind === 'workflow' ? 'gen_ai' : convention;
+    if (n.kind === 'agent' && n.flag) {
+      const key = {
+        gen_ai: 'gen_ai.agent.name',
+        ai_sdk: 'ai.telemetry.functionId',
+        openinference: 'agent.name',
+      };
+      span.setAttribute(key[native], agent);
+    }
+    if (n.kind === 'tool') {
+      if (n.flag) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: 'upstream failed' });
+        span.setAttribute('error.type', 'UpstreamError');
+      } else {
+        const key = {
+          gen_ai: 'gen_ai.tool.call.result',
+          ai_sdk: 'ai.toolCall.result',
+          openinference: 'output.value',
+        };
+        span.setAttribute(key[native], '{"ok":true}');
+      }
+    }
+    if (n.kind === 'llm' && n.value > 0) {
+      // Requests for tools: the first a call that never ran, the second one more.
+      const calls = [{ id: `req_${++callCounter}`, name: 'search', args: { id: 1 } }];
+      if (n.value > 1) calls.push({ id: `req_${++callCounter}`, name: 'lookup', args: { id: 2 } });
+      if (native === 'ai_sdk') {
+        const toolCalls = calls.map((c) => ({
+          toolCallType: 'function',
+          toolCallId: c.id,
+          toolName: c.name,
+          args: JSON.stringify(c.args),
+        }));
+        span.setAttribute('ai.response.toolCalls', JSON.stringify(toolCalls));
+      } else if (native === 'openinference') {
+        const prefix = 'llm.output_messages.0.message';
+        span.setAttribute(`${prefix}.role`, 'assistant');
+        calls.forEach((c, i) => {
+          span.setAttribute(`${prefix}.tool_calls.${i}.tool_call.id`, c.id);
+          span.setAttribute(`${prefix}.tool_calls.${i}.tool_call.function.name`, c.name);
+          span.setAttribute(`${prefix}.tool_calls.${i}.tool_call.function.arguments`, JSON.stringify(c.args));
+        });
+      } else {
+        const parts = calls.map((c) => ({ type: 'tool_call', id: c.id, name: c.name, arguments: c.args }));
+        span.setAttribute('gen_ai.output.messages', JSON.stringify([{ role: 'assistant', parts }]));
+      }
+    }
+    span.end();
+  }
+}
+
+/**
+ * A tool call outside every agent makes the outermost span around it an implicit run, and agents
+ * inside that span its members; live, an agent is judged when it ends, before a tool that
+ * comes later can make its container a run (README: inherent gaps). Such traces are left out.
+ */
+export function implicitRunAroundAgents(tree: Node): boolean {
+  let looseTool = false;
+  let agent = false;
+  const walk = (n: Node, underAgent: boolean) => {
+    if (n.kind === 'agent') agent = true;
+    // Tools, and model calls requesting tools.
+    if ((n.kind === 'tool' || (n.kind === 'llm' && n.value > 0)) && !underAgent) looseTool = true;
+    for (const child of n.children) walk(child, underAgent || n.kind === 'agent');
+  };
+  walk(tree, false);
+  return looseTool && agent;
+}
+
+/** A tool or model call outside every agent (an implicit run's). */
+export function hasLooseCalls(tree: Node): boolean {
+  const walk = (n: Node, underAgent: boolean): boolean =>
+    ((n.kind === 'tool' || n.kind === 'llm') && !underAgent) ||
+    n.children.some((child) => walk(child, underAgent || n.kind === 'agent'));
+  return walk(tree, false);
+}
+
+/** Runs the programs of `trees` interleaved (`order` picks which takes the next step), then the rest in turn. */
+export function runInterleaved(
+  program: Program,
+  trees: Node[],
+  order: number[],
+  conventions: Convention[] = [],
+): void {
+  const queues = trees.map((tree, i) => ops(tree, i, conventions[i] ?? 'gen_ai'));
+  for (const pick of order) {
+    const alive = queues.filter((q) => q.length > 0);
+    if (alive.length === 0) break;
+    program.run(alive[pick % alive.length]!.shift()!);
+  }
+  for (const queue of queues) while (queue.length > 0) program.run(queue.shift()!);
+}
