@@ -1,0 +1,126 @@
+/**
+ * The gateway (spans arriving in any order, split over any number of requests, assembled
+ * into traces and judged after the decision wait) against `evaluateTraces` on the same
+ * spans: seeded random traces must get the same results, counted per scorer, label, agent
+ * and rule (the gateway's `toolwatch_evaluations_total`).
+ */
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { evaluateTraces } from '../../src/evaluation/evaluate-traces.js';
+import { ToolwatchGateway } from '../../src/gateway/toolwatch-gateway.js';
+import { definePolicy } from '../../src/policy/define-policy.js';
+import { reliability } from '../../src/scorers/reliability.js';
+import { toolOrder } from '../../src/scorers/tool-order.js';
+import { trajectory } from '../../src/scorers/trajectory.js';
+import {
+  type Convention,
+  implicitRunAroundAgents,
+  Program,
+  root,
+  runInterleaved,
+} from '../helpers/random-traces.js';
+import { spansToOtlpJson } from '../interop/harness/spans-to-otlp-json.js';
+import { protobufOf } from './helpers.js';
+
+const policy = definePolicy({
+  rules: [
+    {
+      name: 'support',
+      match: { agent: 'support*' },
+      scorers: [
+        trajectory({
+          expectedTools: ['lookup'],
+          forbiddenTools: ['delete'],
+          maxCalls: 4,
+          maxRepeats: 1,
+          argConstraints: { lookup: { id: { equals: 1 } } },
+        }),
+        toolOrder({ expectedToolOrder: ['lookup', 'reply'] }),
+        reliability({ expectedToolCalls: ['lookup'], allowAdditionalToolCalls: true }),
+      ],
+    },
+    {
+      name: 'members',
+      match: { agent: '*', rootOnly: false },
+      scorers: [trajectory({ name: 'no_delete', forbiddenTools: ['delete'] })],
+    },
+  ],
+});
+
+describe('the gateway and offline evaluation agree on random traces', () => {
+  it('counts the same results, however the spans are ordered and split into requests', {
+    timeout: 120_000,
+  }, async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(root, { minLength: 1, maxLength: 3 }),
+        fc.array(fc.nat({ max: 5 }), { maxLength: 200 }),
+        // A sort key per span (arrival order) and request sizes.
+        fc.array(fc.nat(), { minLength: 200, maxLength: 200 }),
+        fc.array(fc.integer({ min: 1, max: 8 }), { minLength: 1, maxLength: 50 }),
+        fc.array(fc.constantFrom<Convention>('gen_ai', 'ai_sdk', 'openinference'), {
+          minLength: 3,
+          maxLength: 3,
+        }),
+        async (trees, order, arrival, sizes, conventions) => {
+          fc.pre(!trees.some(implicitRunAroundAgents));
+          const exporter = new InMemorySpanExporter();
+          const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+          runInterleaved(new Program(provider.getTracer('fuzz')), trees, order, conventions);
+          const spans = [...exporter.getFinishedSpans()];
+          await provider.shutdown();
+          const offline = await evaluateTraces(spansToOtlpJson(spans), policy);
+
+          let now = 0;
+          const gateway = new ToolwatchGateway({ policy, decisionWaitMs: 100, now: () => now });
+          const shuffled = spans
+            .map((span, i) => ({ span, key: arrival[i % arrival.length]! * 1000 + i }))
+            .sort((a, b) => a.key - b.key)
+            .map((s) => s.span);
+          for (let at = 0, r = 0; at < shuffled.length; r++) {
+            const size = sizes[r % sizes.length]!;
+            gateway.ingest(protobufOf(shuffled.slice(at, at + size)), 'http');
+            at += size;
+            now += 10;
+          }
+          for (let i = 0; i < 5; i++) {
+            now += 1000;
+            await gateway.tick();
+          }
+
+          const expected = new Map<string, { labels: Record<string, string>; count: number }>();
+          for (const verdict of offline) {
+            for (const result of verdict.results) {
+              const labels = {
+                'gen_ai.evaluation.name': result.scorer,
+                'gen_ai.evaluation.score.label': result.label,
+                'gen_ai.agent.name': verdict.agent,
+                'toolwatch.rule': verdict.rule,
+              };
+              const k = JSON.stringify(labels);
+              const seen = expected.get(k) ?? { labels, count: 0 };
+              seen.count++;
+              expected.set(k, seen);
+            }
+          }
+          const counted = [...expected.values()].map((e) => [
+            e.labels,
+            gateway.registry.value('toolwatch_evaluations_total', e.labels),
+          ]);
+          expect(counted).toEqual([...expected.values()].map((e) => [e.labels, e.count]));
+          // Nothing else judged, and nothing left held.
+          const results = offline.reduce((n, v) => n + v.results.length, 0);
+          expect(gateway.registry.total('toolwatch_evaluations_total')).toBe(results);
+          expect(gateway.registry.value('toolwatch_gateway_spans_held')).toBe(0);
+          await gateway.close(100);
+        },
+      ),
+      { numRuns: Number(process.env.FUZZ_RUNS ?? 100), seed: Number(process.env.FUZZ_SEED ?? 20261207) },
+    );
+  });
+});
