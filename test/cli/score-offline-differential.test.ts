@@ -98,7 +98,12 @@ describe('toolwatch score and offline evaluation agree on random traces', () => 
           const input = join(dir, `traces-${file++}.jsonl`);
           writeFileSync(input, text);
           let out = '';
-          const io = { stdout: (t: string) => void (out += t), stderr: () => {} };
+          const io = {
+            stdout: (t: string) => {
+              out += t;
+            },
+            stderr: () => {},
+          };
           expect(await main(['score', input, '--policy', policyFile], io)).toBe(0);
           const scored = out
             .split('\n')
