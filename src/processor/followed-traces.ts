@@ -1,5 +1,4 @@
 import type { Context } from '@opentelemetry/api';
-import { trace } from '@opentelemetry/api';
 import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace-base';
 import { announcesAgentName, SpanRole } from '../conventions/span-role.js';
 import type { Placement } from '../emission/verdict-writer.js';
@@ -10,7 +9,7 @@ import type { Policy } from '../types.js';
 import type { LiveChecks } from './live-checks.js';
 import type { PolicyTraits } from './policy-traits.js';
 import type { ProblemLog } from './problem-log.js';
-import { announcedRuleMatches, parentIdOf, spanIdentity } from './run-builder.js';
+import { announcedRuleMatches, parentIdOf, parentSpanOf, spanIdentity } from './run-builder.js';
 import type { RunJudge } from './run-judge.js';
 import {
   NO_SCOPE,
@@ -159,8 +158,8 @@ export class FollowedTraces {
    * the agent that started last and is still open.
    */
   private _aboveOrdinary(state: TraceState, parentContext: Context, parentId: string): SpanEntry | undefined {
-    const candidate = trace.getSpan(parentContext) as unknown as ReadableSpan | undefined;
-    if (candidate !== undefined && candidate.spanContext().spanId === parentId) {
+    const candidate = parentSpanOf(parentContext, parentId);
+    if (candidate !== undefined) {
       const above = parentIdOf(candidate);
       if (above === undefined || candidate.parentSpanContext?.isRemote === true) return undefined;
       const agent = state.spans.get(above);
@@ -179,9 +178,8 @@ export class FollowedTraces {
     parentContext: Context,
   ): SpanEntry | undefined {
     if (state.followed.size === 0) return undefined;
-    const candidate = trace.getSpan(parentContext);
-    if (candidate === undefined || candidate.spanContext().spanId !== parentId) return undefined;
-    return state.followed.get(candidate as unknown as ReadableSpan);
+    const candidate = parentSpanOf(parentContext, parentId);
+    return candidate === undefined ? undefined : state.followed.get(candidate);
   }
 
   ending(

@@ -1,11 +1,10 @@
 import type { Context } from '@opentelemetry/api';
-import { trace } from '@opentelemetry/api';
 import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace-base';
 import { lateSpanRole, SpanRole, spanRole } from '../conventions/span-role.js';
 import type { Placement } from '../emission/verdict-writer.js';
 import type { LiveChecks } from './live-checks.js';
 import { retainedBytes } from './retained-bytes.js';
-import { highResolutionStart, parentIdOf, spanLikeOf } from './run-builder.js';
+import { highResolutionStart, parentIdOf, parentSpanOf, spanLikeOf } from './run-builder.js';
 import type { RunEvaluator } from './run-evaluator.js';
 import {
   childStarted,
@@ -284,10 +283,10 @@ export class HeldTraces {
     parentContext: Context,
     ended = false,
   ): Span | undefined {
-    const candidate = trace.getSpan(parentContext) as unknown as Span | undefined;
+    const candidate = parentSpanOf(parentContext, parentId) as Span | undefined;
     if (candidate === undefined || typeof (candidate as { ended?: unknown }).ended !== 'boolean')
       return undefined;
-    if ((candidate.ended && !ended) || candidate.spanContext().spanId !== parentId) return undefined;
+    if (candidate.ended && !ended) return undefined;
     const above = parentIdOf(candidate);
     return above !== undefined && state.spans.has(above) ? candidate : undefined;
   }
@@ -463,11 +462,8 @@ function agentAbove(state: TraceState, parentId: string, parentContext: Context)
       continue;
     }
     if (step > 0) return false;
-    const candidate = trace.getSpan(parentContext) as unknown as ReadableSpan | undefined;
-    id =
-      candidate !== undefined && candidate.spanContext().spanId === parentId
-        ? parentIdOf(candidate)
-        : undefined;
+    const candidate = parentSpanOf(parentContext, parentId);
+    id = candidate === undefined ? undefined : parentIdOf(candidate);
   }
   return false;
 }

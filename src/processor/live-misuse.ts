@@ -38,7 +38,7 @@ export interface LiveAgent {
  * this many others; past it, calls seen before still count, new ones are not remembered (the
  * verdict at the run's end counts every repeat of the rebuilt run).
  */
-export const MAX_REPEAT_KEYS = 10_000;
+const MAX_REPEAT_KEYS = 10_000;
 /** Keys longer than this are remembered by digest (a key weighs what the arguments weigh). */
 const MAX_KEY_LENGTH = 256;
 

@@ -1,3 +1,4 @@
+import { type Context, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { classifySpan } from '../conventions/classify.js';
 import { fromReadableSpan, hrTimeToMs } from '../conventions/from-readable-span.js';
@@ -155,4 +156,13 @@ export function announcedRuleMatches(span: ReadableSpan, nested: boolean, policy
 
 export function parentIdOf(span: ReadableSpan): string | undefined {
   return span.parentSpanContext?.spanId ?? (span as unknown as { parentSpanId?: string }).parentSpanId;
+}
+
+/**
+ * The span object of a start context when it is the span `parentId`: a span's parent found
+ * without holding it (a context may carry only a span context, or another span).
+ */
+export function parentSpanOf(parentContext: Context, parentId: string): ReadableSpan | undefined {
+  const candidate = trace.getSpan(parentContext) as unknown as ReadableSpan | undefined;
+  return candidate !== undefined && candidate.spanContext().spanId === parentId ? candidate : undefined;
 }

@@ -1,5 +1,5 @@
 import type { Context, MeterProvider, TracerProvider } from '@opentelemetry/api';
-import { diag, trace } from '@opentelemetry/api';
+import { diag } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { DetachedSpanWatch } from '../conventions/detached-spans.js';
 import { lateSpanRole, SpanRole, spanRole } from '../conventions/span-role.js';
@@ -13,7 +13,7 @@ import { LiveChecks } from './live-checks.js';
 import { PendingJudges } from './pending-judges.js';
 import { policyTraits } from './policy-traits.js';
 import { ProblemLog } from './problem-log.js';
-import { parentIdOf } from './run-builder.js';
+import { parentIdOf, parentSpanOf } from './run-builder.js';
 import { RunEvaluator } from './run-evaluator.js';
 import { RunJudge } from './run-judge.js';
 import { MAX_SCOPES, type Tombstone, TraceBuffer, TraceMode } from './trace-buffer.js';
@@ -311,11 +311,9 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     const parentId = parentIdOf(span);
     let nested = parentId === undefined ? false : tombstone.scopes.get(parentId);
     if (nested === undefined) {
-      const candidate = trace.getSpan(parentContext) as unknown as ReadableSpan | undefined;
-      const above =
-        candidate !== undefined && candidate.spanContext().spanId === parentId
-          ? parentIdOf(candidate)
-          : undefined;
+      // (parentId is defined here: scopes.get ran.)
+      const candidate = parentSpanOf(parentContext, parentId!);
+      const above = candidate === undefined ? undefined : parentIdOf(candidate);
       nested = above !== undefined && tombstone.scopes.get(above) === true;
     }
     if (!nested && role === SpanRole.TOOL) tombstone.implicit = true;

@@ -592,9 +592,9 @@ export class TraceBuffer {
   release(state: TraceState): void {
     if (this._traces.get(state.traceId) !== state) return;
     this._traces.delete(state.traceId);
-    // Spans were refused (span limits): those still open, and any that start later, must not
-    // start a new trace and be judged on what is left of it.
-    if (state.incomplete) this._bury(state, refusedAgents(state), refusedScopes(state));
+    // Evicted, or spans were refused (span limits): those still open, and any that start later,
+    // must not start a new trace and be judged on what is left of it.
+    if (state.incomplete) this._bury(state);
     if (state.mode === TraceMode.JUDGED) this._judged--;
     this._lastId = undefined;
     this._held -= state.held;
@@ -615,6 +615,14 @@ export class TraceBuffer {
       this._problems.report('evict', 'giving an evicted trace its records failed', error);
     }
     this._problems.dropped(reason, message, state.held);
+    this.release(state);
+  }
+
+  /**
+   * Leaves a tombstone for a trace that goes unfinished: its open agent spans (held or refused)
+   * and whether each is nested, and every open span's scope, for the spans still to come.
+   */
+  private _bury(state: TraceState): void {
     const openAgents = refusedAgents(state);
     const scopes = refusedScopes(state);
     for (const entry of state.spans.values()) {
@@ -623,12 +631,6 @@ export class TraceBuffer {
       if (scopes.size < MAX_SCOPES)
         scopes.set(entry.spanId, entry.role === SpanRole.AGENT || entry.agent !== undefined);
     }
-    this.release(state);
-    this._bury(state, openAgents, scopes);
-  }
-
-  /** Leaves a tombstone for a trace that goes: `openAgents` are its agent spans that may still end (whether each is nested). */
-  private _bury(state: TraceState, openAgents: Map<string, boolean>, scopes: Map<string, boolean>): void {
     this._tombstones.set(state.traceId, {
       traceId: state.traceId,
       activeEpoch: this._epoch,
