@@ -18,42 +18,22 @@ import { evaluateTraces } from '../../src/evaluation/evaluate-traces.js';
 import { parsePolicyText } from '../../src/policy/load-policy.js';
 import type { Verdict } from '../../src/types.js';
 import {
-  type Convention,
+  conventions,
+  DIFFERENTIAL_POLICY,
+  delivered,
+  delivery,
   implicitRunAroundAgents,
+  interleaving,
   Program,
-  root,
   runInterleaved,
+  trees,
 } from '../helpers/random-traces.js';
 import { spansToOtlpJson } from '../interop/harness/spans-to-otlp-json.js';
 
-const POLICY = `version: 1
-rules:
-  - name: support
-    match: { agent: "support*" }
-    scorers:
-      - kind: trajectory
-        expected_tools: [lookup]
-        forbidden_tools: [delete]
-        max_calls: 4
-        max_repeats: 1
-        arg_constraints: { lookup: { id: { equals: 1 } } }
-      - kind: tool_order
-        expected_tool_order: [lookup, reply]
-      - kind: reliability
-        expected_tool_calls: [lookup]
-        allow_additional_tool_calls: true
-  - name: members
-    match: { agent: "*", root_only: false }
-    scorers:
-      - kind: trajectory
-        name: no_delete
-        forbidden_tools: [delete]
-`;
-
 const dir = mkdtempSync(join(tmpdir(), 'toolwatch-score-differential-'));
 const policyFile = join(dir, 'policy.yaml');
-writeFileSync(policyFile, POLICY);
-const policy = parsePolicyText(POLICY);
+writeFileSync(policyFile, DIFFERENTIAL_POLICY);
+const policy = parsePolicyText(DIFFERENTIAL_POLICY);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const key = (v: Verdict) => `${v.trace_id}\u0000${v.span_id}\u0000${v.rule}`;
@@ -67,34 +47,22 @@ describe('toolwatch score and offline evaluation agree on random traces', () => 
     let file = 0;
     await fc.assert(
       fc.asyncProperty(
-        fc.array(root, { minLength: 1, maxLength: 3 }),
-        fc.array(fc.nat({ max: 5 }), { maxLength: 200 }),
-        fc.array(fc.nat(), { minLength: 200, maxLength: 200 }),
-        fc.array(fc.integer({ min: 1, max: 8 }), { minLength: 1, maxLength: 50 }),
-        fc.array(fc.constantFrom<Convention>('gen_ai', 'ai_sdk', 'openinference'), {
-          minLength: 3,
-          maxLength: 3,
-        }),
-        async (trees, order, arrival, sizes, conventions) => {
-          fc.pre(!trees.some(implicitRunAroundAgents));
+        trees,
+        interleaving,
+        delivery,
+        conventions,
+        async (drawn, order, sent, drawnConventions) => {
+          fc.pre(!drawn.some(implicitRunAroundAgents));
           const exporter = new InMemorySpanExporter();
           const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-          runInterleaved(new Program(provider.getTracer('fuzz')), trees, order, conventions);
+          runInterleaved(new Program(provider.getTracer('fuzz')), drawn, order, drawnConventions);
           const spans = [...exporter.getFinishedSpans()];
           await provider.shutdown();
           const offline = await evaluateTraces(spansToOtlpJson(spans), policy);
 
           // Spans in a random order, a random number per line (one OTLP/JSON request each).
-          const shuffled = spans
-            .map((span, i) => ({ span, key: arrival[i % arrival.length]! * 1000 + i }))
-            .sort((a, b) => a.key - b.key)
-            .map((s) => s.span);
           let text = '';
-          for (let at = 0, r = 0; at < shuffled.length; r++) {
-            const size = sizes[r % sizes.length]!;
-            text += `${JSON.stringify(spansToOtlpJson(shuffled.slice(at, at + size)))}\n`;
-            at += size;
-          }
+          for (const line of delivered(spans, sent)) text += `${JSON.stringify(spansToOtlpJson(line))}\n`;
           const input = join(dir, `traces-${file++}.jsonl`);
           writeFileSync(input, text);
           let out = '';

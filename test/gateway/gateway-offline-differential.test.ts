@@ -13,44 +13,22 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { evaluateTraces } from '../../src/evaluation/evaluate-traces.js';
 import { ToolwatchGateway } from '../../src/gateway/toolwatch-gateway.js';
-import { definePolicy } from '../../src/policy/define-policy.js';
-import { reliability } from '../../src/scorers/reliability.js';
-import { toolOrder } from '../../src/scorers/tool-order.js';
-import { trajectory } from '../../src/scorers/trajectory.js';
+import { parsePolicyText } from '../../src/policy/load-policy.js';
 import {
-  type Convention,
+  conventions,
+  DIFFERENTIAL_POLICY,
+  delivered,
+  delivery,
   implicitRunAroundAgents,
+  interleaving,
   Program,
-  root,
   runInterleaved,
+  trees,
 } from '../helpers/random-traces.js';
 import { spansToOtlpJson } from '../interop/harness/spans-to-otlp-json.js';
 import { protobufOf } from './helpers.js';
 
-const policy = definePolicy({
-  rules: [
-    {
-      name: 'support',
-      match: { agent: 'support*' },
-      scorers: [
-        trajectory({
-          expectedTools: ['lookup'],
-          forbiddenTools: ['delete'],
-          maxCalls: 4,
-          maxRepeats: 1,
-          argConstraints: { lookup: { id: { equals: 1 } } },
-        }),
-        toolOrder({ expectedToolOrder: ['lookup', 'reply'] }),
-        reliability({ expectedToolCalls: ['lookup'], allowAdditionalToolCalls: true }),
-      ],
-    },
-    {
-      name: 'members',
-      match: { agent: '*', rootOnly: false },
-      scorers: [trajectory({ name: 'no_delete', forbiddenTools: ['delete'] })],
-    },
-  ],
-});
+const policy = parsePolicyText(DIFFERENTIAL_POLICY);
 
 describe('the gateway and offline evaluation agree on random traces', () => {
   it('counts the same results, however the spans are ordered and split into requests', {
@@ -58,34 +36,23 @@ describe('the gateway and offline evaluation agree on random traces', () => {
   }, async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(root, { minLength: 1, maxLength: 3 }),
-        fc.array(fc.nat({ max: 5 }), { maxLength: 200 }),
-        // A sort key per span (arrival order) and request sizes.
-        fc.array(fc.nat(), { minLength: 200, maxLength: 200 }),
-        fc.array(fc.integer({ min: 1, max: 8 }), { minLength: 1, maxLength: 50 }),
-        fc.array(fc.constantFrom<Convention>('gen_ai', 'ai_sdk', 'openinference'), {
-          minLength: 3,
-          maxLength: 3,
-        }),
-        async (trees, order, arrival, sizes, conventions) => {
-          fc.pre(!trees.some(implicitRunAroundAgents));
+        trees,
+        interleaving,
+        delivery,
+        conventions,
+        async (drawn, order, sent, drawnConventions) => {
+          fc.pre(!drawn.some(implicitRunAroundAgents));
           const exporter = new InMemorySpanExporter();
           const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-          runInterleaved(new Program(provider.getTracer('fuzz')), trees, order, conventions);
+          runInterleaved(new Program(provider.getTracer('fuzz')), drawn, order, drawnConventions);
           const spans = [...exporter.getFinishedSpans()];
           await provider.shutdown();
           const offline = await evaluateTraces(spansToOtlpJson(spans), policy);
 
           let now = 0;
           const gateway = new ToolwatchGateway({ policy, decisionWaitMs: 100, now: () => now });
-          const shuffled = spans
-            .map((span, i) => ({ span, key: arrival[i % arrival.length]! * 1000 + i }))
-            .sort((a, b) => a.key - b.key)
-            .map((s) => s.span);
-          for (let at = 0, r = 0; at < shuffled.length; r++) {
-            const size = sizes[r % sizes.length]!;
-            gateway.ingest(protobufOf(shuffled.slice(at, at + size)), 'http');
-            at += size;
+          for (const request of delivered(spans, sent)) {
+            gateway.ingest(protobufOf(request), 'http');
             now += 10;
           }
           for (let i = 0; i < 5; i++) {

@@ -265,3 +265,65 @@ export function runInterleaved(
   }
   for (const queue of queues) while (queue.length > 0) program.run(queue.shift()!);
 }
+
+/**
+ * The differentials' policy: a root-only rule with the three deterministic scorers (limits,
+ * argument constraints, order) for the `support*` agents, and a rule for every run, nested
+ * or not. YAML, so the CLI reads the same file the library parses.
+ */
+export const DIFFERENTIAL_POLICY = `version: 1
+rules:
+  - name: support
+    match: { agent: "support*" }
+    scorers:
+      - kind: trajectory
+        expected_tools: [lookup]
+        forbidden_tools: [delete]
+        max_calls: 4
+        max_repeats: 1
+        arg_constraints: { lookup: { id: { equals: 1 } } }
+      - kind: tool_order
+        expected_tool_order: [lookup, reply]
+      - kind: reliability
+        expected_tool_calls: [lookup]
+        allow_additional_tool_calls: true
+  - name: members
+    match: { agent: "*", root_only: false }
+    scorers:
+      - kind: trajectory
+        name: no_delete
+        forbidden_tools: [delete]
+`;
+
+/** One to three trees, run interleaved. */
+export const trees = fc.array(root, { minLength: 1, maxLength: 3 });
+/** Which trace takes each next step. */
+export const interleaving = fc.array(fc.nat({ max: 5 }), { maxLength: 200 });
+/** The convention of each of the (up to three) traces. */
+export const conventions = fc.array(fc.constantFrom<Convention>('gen_ai', 'ai_sdk', 'openinference'), {
+  minLength: 3,
+  maxLength: 3,
+});
+/** An arrival order for the spans, and how many go in each request or line (1–8). */
+export const delivery = fc.record({
+  arrival: fc.array(fc.nat(), { minLength: 200, maxLength: 200 }),
+  sizes: fc.array(fc.integer({ min: 1, max: 8 }), { minLength: 1, maxLength: 50 }),
+});
+
+/** `items` in the drawn arrival order, cut into the drawn sizes. */
+export function delivered<T>(
+  items: readonly T[],
+  { arrival, sizes }: { arrival: number[]; sizes: number[] },
+): T[][] {
+  const ordered = items
+    .map((item, i) => ({ item, key: arrival[i % arrival.length]! * 1000 + i }))
+    .sort((a, b) => a.key - b.key)
+    .map((s) => s.item);
+  const out: T[][] = [];
+  for (let at = 0, r = 0; at < ordered.length; r++) {
+    const size = sizes[r % sizes.length]!;
+    out.push(ordered.slice(at, at + size));
+    at += size;
+  }
+  return out;
+}

@@ -4,7 +4,7 @@ import { DiagLogLevel, diag } from '@opentelemetry/api';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import { definePolicy } from '../../src/policy/define-policy.js';
-import { LiveMisuseMonitor, MAX_REPEAT_KEYS } from '../../src/processor/live-misuse.js';
+import { LiveMisuseMonitor } from '../../src/processor/live-misuse.js';
 import { ToolwatchSpanProcessor } from '../../src/processor/toolwatch-span-processor.js';
 import { trajectory } from '../../src/scorers/trajectory.js';
 import type { MisuseEvent } from '../../src/types.js';
@@ -70,7 +70,7 @@ describe('LiveMisuseMonitor', () => {
 });
 
 describe('live repeat counts are bounded', () => {
-  it('remembers at most MAX_REPEAT_KEYS distinct calls of a session that never ends, and still catches repeats', async () => {
+  it('remembers a bounded number of distinct calls of a session that never ends, and still catches repeats', async () => {
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
     const misuses: MisuseEvent[] = [];
@@ -101,7 +101,6 @@ describe('live repeat counts are bounded', () => {
       ['repeated_call', 4],
       ['repeated_call', 5],
     ]);
-    expect(MAX_REPEAT_KEYS).toBe(10_000);
     session.end();
     await provider.shutdown();
   });

@@ -15,21 +15,23 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { evaluateTraces } from '../../src/evaluation/evaluate-traces.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
+import { parsePolicyText } from '../../src/policy/load-policy.js';
 import {
   ToolwatchSpanProcessor,
   type ToolwatchSpanProcessorOptions,
 } from '../../src/processor/toolwatch-span-processor.js';
-import { reliability } from '../../src/scorers/reliability.js';
-import { toolOrder } from '../../src/scorers/tool-order.js';
 import { trajectory } from '../../src/scorers/trajectory.js';
 import type { Verdict } from '../../src/types.js';
 import {
   type Convention,
+  conventions as conventionsOf,
+  DIFFERENTIAL_POLICY,
   hasLooseCalls,
   implicitRunAroundAgents,
+  interleaving,
   type Node,
   Program,
-  root,
+  trees as randomTrees,
   runInterleaved,
 } from '../helpers/random-traces.js';
 import { spansToOtlpJson } from '../interop/harness/spans-to-otlp-json.js';
@@ -48,30 +50,7 @@ function policy(sampled = false) {
       ],
     });
   }
-  return definePolicy({
-    rules: [
-      {
-        name: 'support',
-        match: { agent: 'support*' },
-        scorers: [
-          trajectory({
-            expectedTools: ['lookup'],
-            forbiddenTools: ['delete'],
-            maxCalls: 4,
-            maxRepeats: 1,
-            argConstraints: { lookup: { id: { equals: 1 } } },
-          }),
-          toolOrder({ expectedToolOrder: ['lookup', 'reply'] }),
-          reliability({ expectedToolCalls: ['lookup'], allowAdditionalToolCalls: true }),
-        ],
-      },
-      {
-        name: 'members',
-        match: { agent: '*', rootOnly: false },
-        scorers: [trajectory({ name: 'no_delete', forbiddenTools: ['delete'] })],
-      },
-    ],
-  });
+  return parsePolicyText(DIFFERENTIAL_POLICY);
 }
 
 const key = (v: Verdict) => `${v.trace_id}\u0000${v.span_id}\u0000${v.rule}`;
@@ -120,36 +99,28 @@ async function liveAndOffline(
 describe('live and offline verdicts agree on random traces', () => {
   it('gives every run the verdict offline evaluation gives it', { timeout: 120_000 }, async () => {
     await fc.assert(
-      fc.asyncProperty(
-        fc.array(root, { minLength: 1, maxLength: 3 }),
-        fc.array(fc.nat({ max: 5 }), { maxLength: 200 }),
-        async (trees, order) => {
-          fc.pre(!trees.some(implicitRunAroundAgents));
-          const { live, offline } = await liveAndOffline(trees, order);
-          const brief = (vs: Verdict[]) =>
-            vs.map(
-              (v) =>
-                `${v.trace_id.slice(0, 4)} ${v.span_id.slice(0, 4)} ${v.agent} ${v.rule} ${v.results.map((r) => `${r.scorer}:${r.label}:${r.reason ?? ''}`).join(' | ')}`,
-            );
-          expect(brief(live)).toEqual(brief(offline));
-          expect(live).toEqual(offline);
-        },
-      ),
+      fc.asyncProperty(randomTrees, interleaving, async (trees, order) => {
+        fc.pre(!trees.some(implicitRunAroundAgents));
+        const { live, offline } = await liveAndOffline(trees, order);
+        const brief = (vs: Verdict[]) =>
+          vs.map(
+            (v) =>
+              `${v.trace_id.slice(0, 4)} ${v.span_id.slice(0, 4)} ${v.agent} ${v.rule} ${v.results.map((r) => `${r.scorer}:${r.label}:${r.reason ?? ''}`).join(' | ')}`,
+          );
+        expect(brief(live)).toEqual(brief(offline));
+        expect(live).toEqual(offline);
+      }),
       { numRuns: Number(process.env.FUZZ_RUNS ?? 150), seed: Number(process.env.FUZZ_SEED ?? 20261202) },
     );
   });
 
   it('gives the same verdicts in wrapping mode (SDKs without onEnding)', { timeout: 120_000 }, async () => {
     await fc.assert(
-      fc.asyncProperty(
-        fc.array(root, { minLength: 1, maxLength: 3 }),
-        fc.array(fc.nat({ max: 5 }), { maxLength: 200 }),
-        async (trees, order) => {
-          fc.pre(!trees.some(implicitRunAroundAgents));
-          const { live, offline } = await liveAndOffline(trees, order, true);
-          expect(live).toEqual(offline);
-        },
-      ),
+      fc.asyncProperty(randomTrees, interleaving, async (trees, order) => {
+        fc.pre(!trees.some(implicitRunAroundAgents));
+        const { live, offline } = await liveAndOffline(trees, order, true);
+        expect(live).toEqual(offline);
+      }),
       { numRuns: 60, seed: 20261203 },
     );
   });
@@ -158,15 +129,11 @@ describe('live and offline verdicts agree on random traces', () => {
     timeout: 120_000,
   }, async () => {
     await fc.assert(
-      fc.asyncProperty(
-        fc.array(root, { minLength: 1, maxLength: 3 }),
-        fc.array(fc.nat({ max: 5 }), { maxLength: 200 }),
-        async (trees, order) => {
-          fc.pre(!trees.some(implicitRunAroundAgents));
-          const { live, offline } = await liveAndOffline(trees, order, false, true);
-          expect(live).toEqual(offline);
-        },
-      ),
+      fc.asyncProperty(randomTrees, interleaving, async (trees, order) => {
+        fc.pre(!trees.some(implicitRunAroundAgents));
+        const { live, offline } = await liveAndOffline(trees, order, false, true);
+        expect(live).toEqual(offline);
+      }),
       { numRuns: 80, seed: 20261204 },
     );
   });
@@ -175,22 +142,14 @@ describe('live and offline verdicts agree on random traces', () => {
     // Traces of each convention that got verdicts: the property must not hold vacuously.
     const judged: Record<Convention, number> = { gen_ai: 0, ai_sdk: 0, openinference: 0 };
     await fc.assert(
-      fc.asyncProperty(
-        fc.array(root, { minLength: 1, maxLength: 3 }),
-        fc.array(fc.nat({ max: 5 }), { maxLength: 200 }),
-        fc.array(fc.constantFrom<Convention>('ai_sdk', 'openinference', 'gen_ai'), {
-          minLength: 3,
-          maxLength: 3,
-        }),
-        async (trees, order, conventions) => {
-          fc.pre(!trees.some(implicitRunAroundAgents));
-          const { live, offline, traceIds } = await liveAndOffline(trees, order, false, false, conventions);
-          expect(live).toEqual(offline);
-          traceIds.forEach((id, i) => {
-            if (live.some((v) => v.trace_id === id)) judged[conventions[i]!]++;
-          });
-        },
-      ),
+      fc.asyncProperty(randomTrees, interleaving, conventionsOf, async (trees, order, conventions) => {
+        fc.pre(!trees.some(implicitRunAroundAgents));
+        const { live, offline, traceIds } = await liveAndOffline(trees, order, false, false, conventions);
+        expect(live).toEqual(offline);
+        traceIds.forEach((id, i) => {
+          if (live.some((v) => v.trace_id === id)) judged[conventions[i]!]++;
+        });
+      }),
       { numRuns: Number(process.env.FUZZ_RUNS ?? 100), seed: Number(process.env.FUZZ_SEED ?? 20261205) },
     );
     expect(Object.values(judged).every((n) => n >= 10)).toBe(true);
@@ -201,8 +160,8 @@ describe('live and offline verdicts agree on random traces', () => {
   }, async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(root, { minLength: 1, maxLength: 3 }),
-        fc.array(fc.nat({ max: 5 }), { maxLength: 200 }),
+        randomTrees,
+        interleaving,
         fc.record({
           maxTraces: fc.integer({ min: 1, max: 3 }),
           maxSpansPerTrace: fc.integer({ min: 2, max: 30 }),
