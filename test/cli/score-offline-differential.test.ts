@@ -42,7 +42,7 @@ const sorted = (verdicts: readonly Verdict[]) =>
 
 describe('toolwatch score and offline evaluation agree on random traces', () => {
   it('gives the same verdicts, however the spans are ordered and split over lines', {
-    timeout: 120_000,
+    timeout: 300_000,
   }, async () => {
     let file = 0;
     await fc.assert(

@@ -85,12 +85,20 @@ let callCounter = 0;
 export class Program {
   private readonly _spans = new Map<Node, Span>();
   private readonly _ids = new Map<Node, string>();
+  private _last = 0;
   /** Each program's trace id, by its index. */
   readonly traceIds: string[] = [];
 
   constructor(private readonly _tracer: Tracer) {}
 
   run(op: Op): void {
+    // Two milliseconds between steps. Offline, a span starts at its recorded start (whole
+    // milliseconds in SDK 2.x) and ends that plus its high-resolution duration; live, at the
+    // high-resolution start. Within a millisecond the two clocks can order a model call's end
+    // (its requests) and a tool's start differently; two apart, never.
+    const until = this._last + 2;
+    while (Date.now() < until) {}
+    this._last = Date.now();
     if (op.start) {
       this._start(op.node, op.parent, op.convention);
       if (op.parent === undefined) this.traceIds[op.trace] = this._spans.get(op.node)!.spanContext().traceId;
@@ -103,10 +111,6 @@ export class Program {
   }
 
   private _start(n: Node, parent: Node | undefined, convention: Convention): void {
-    // A new millisecond for every start: offline, spans are ordered by their recorded start
-    // (whole milliseconds in SDK 2.x); live, by the order they started.
-    const now = Date.now();
-    while (Date.now() === now) {}
     const attributes: Record<string, string | number> = {};
     let name: string;
     if (convention === 'ai_sdk' && (n.kind === 'agent' || n.kind === 'tool' || n.kind === 'llm')) {
