@@ -31,14 +31,7 @@ import type { SpanLike } from '../types.js';
 import { historyOf, readToolDefinitions, responseText, scanGenAiMessages } from './gen-ai-messages.js';
 import { guarded } from './guarded.js';
 import { inputSize, mergeLlmFacts, NO_INPUT } from './merge-llm-facts.js';
-import {
-  callWithArgs,
-  isRecord,
-  readArgs,
-  readJsonStructure,
-  readMaybeJson,
-  readString,
-} from './read-values.js';
+import { callWithArgs, isRecord, readJsonStructure, readMaybeJson, readString } from './read-values.js';
 import type {
   AgentFacts,
   ConventionAdapter,
@@ -50,6 +43,7 @@ import type {
   ToolFacts,
 } from './span-facts.js';
 import { readToolStatus, wasNotRun } from './tool-status.js';
+import { canLeaveUnread, readArgsInto } from './unread-tool-values.js';
 
 const CONVENTION = 'gen_ai';
 const TOOL_PREFIX = 'execute_tool ';
@@ -117,8 +111,11 @@ export const genAiTool = guarded(
   undefined,
 );
 
-/** A tool span's facts, for a span already known to be a GenAI tool span (may throw). */
-function readTool(span: SpanLike): ToolFacts | undefined {
+/**
+ * A tool span's facts, for a span already known to be a GenAI tool span (may throw). With
+ * `deferValues`, arguments and result are left unread when they cannot change what the span is.
+ */
+function readTool(span: SpanLike, deferValues = false): ToolFacts | undefined {
   const a = span.attributes;
   const name =
     readString(a[ATTR_GEN_AI_TOOL_NAME]) ??
@@ -127,18 +124,16 @@ function readTool(span: SpanLike): ToolFacts | undefined {
     a[ATTR_GEN_AI_TOOL_CALL_ARGUMENTS] ?? a[ATTR_ADK_TOOL_CALL_ARGS] ?? a[ATTR_PYDANTIC_AI_V2_TOOL_ARGUMENTS];
   const rawResult =
     a[ATTR_GEN_AI_TOOL_CALL_RESULT] ?? a[ATTR_ADK_TOOL_RESPONSE] ?? a[ATTR_PYDANTIC_AI_V2_TOOL_RESPONSE];
-  // Copied field by field: spreading two fresh objects costs more than the reads (every tool span).
-  const args = readArgs(rawArgs);
   const status = readToolStatus(span, NO_TEXTS);
-  const facts: ToolFacts = { convention: CONVENTION, name, usable: args.usable, status: status.status };
-  if (args.args !== undefined) facts.args = args.args;
-  if (args.argsRaw !== undefined) facts.argsRaw = args.argsRaw;
-  if (args.argsError !== undefined) facts.argsError = args.argsError;
+  const facts: ToolFacts = { convention: CONVENTION, name, usable: true, status: status.status };
+  const unread = deferValues && canLeaveUnread(rawResult);
+  if (unread) facts.unread = { args: rawArgs, result: rawResult };
+  else readArgsInto(facts, rawArgs);
   if (status.errorType !== undefined) facts.errorType = status.errorType;
   if (status.errorMessage !== undefined) facts.errorMessage = status.errorMessage;
   const id = readString(a[ATTR_GEN_AI_TOOL_CALL_ID]);
   if (id && id !== ADK_CALL_ID_NOT_SPECIFIED) facts.callId = id;
-  if (rawResult !== undefined) facts.result = readMaybeJson(rawResult);
+  if (!unread && rawResult !== undefined) facts.result = readMaybeJson(rawResult);
   if (wasNotRun(span) || isValidationFailure(facts.result)) facts.notRun = true;
   return facts;
 }

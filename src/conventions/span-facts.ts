@@ -1,4 +1,5 @@
 import type { HistoryCall, SpanLike, ToolDefinition, ToolStatus } from '../types.js';
+import type { UnreadToolValues } from './unread-tool-values.js';
 
 /** What a span is for reconstruction. `other` spans only carry structure. */
 export type SpanRole = 'agent' | 'tool' | 'llm' | 'other';
@@ -33,6 +34,11 @@ export interface ToolFacts extends ArgsFacts {
    * message as the refusal.
    */
   notRun?: boolean;
+  /**
+   * Arguments and result left unread (`deferValues`): `usable` is provisional, and `args`,
+   * `argsRaw`, `argsError` and `result` are set once `settleToolValues` reads them.
+   */
+  unread?: UnreadToolValues | undefined;
 }
 
 /** A tool call found in a message (an LLM output, an input history, a step output). */
@@ -140,7 +146,8 @@ export interface ConventionAdapter {
 
 /** Readers of a span whose role the adapter has already given (see `ConventionAdapter.claimed`). */
 export interface ClaimedReaders {
-  tool(span: SpanLike): ToolFacts | undefined;
+  /** With `deferValues`, an adapter may leave arguments and result unread (`ToolFacts.unread`). */
+  tool(span: SpanLike, deferValues?: boolean): ToolFacts | undefined;
   agent(span: SpanLike): AgentFacts | undefined;
   llmOutput(span: SpanLike): LlmFacts | undefined;
   llmInput(span: SpanLike): LlmInputFacts;

@@ -1,3 +1,4 @@
+import { policyArgumentsRead } from '../scorers/arguments-read.js';
 import type { Policy } from '../types.js';
 
 /** What the processor's paths need to know of a policy, derived once from it. */
@@ -10,6 +11,11 @@ export interface PolicyTraits {
   sampledOutFastPath: boolean;
   /** Traces whose root agent matches no rule at its start can be followed without holding their spans. */
   unmatchedFastPath: boolean;
+  /**
+   * The tools whose arguments some scorer reads, when every scorer says (built-in, no judge):
+   * the other tool spans' arguments and results are never parsed. Undefined: all are.
+   */
+  argumentsRead: ReadonlySet<string> | undefined;
 }
 
 export function policyTraits(policy: Policy): PolicyTraits {
@@ -20,5 +26,6 @@ export function policyTraits(policy: Policy): PolicyTraits {
     rulesReadAttributes,
     sampledOutFastPath: !policy.judge.escalateOn.includes('error_span'),
     unmatchedFastPath: allRulesRootOnly && !rulesReadAttributes,
+    argumentsRead: policyArgumentsRead(policy),
   };
 }

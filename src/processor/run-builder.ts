@@ -68,12 +68,19 @@ function toEvent(event: ReadableSpan['events'][number]): SpanEventLike {
  * ordinary spans linking them), each converted once when it ended, through the same
  * `reconstructTrace` as offline evaluation.
  */
-export function rebuildRuns(state: TraceState): ReconstructedTrace {
+export function rebuildRuns(
+  state: TraceState,
+  argumentsRead: ReadonlySet<string> | undefined,
+): ReconstructedTrace {
   // Reused from one rebuild to the next (reconstruction keeps neither list): no arrays grown per run.
   const spans = SCRATCH_SPANS;
   const readings = SCRATCH_READINGS;
   try {
-    return reconstructTrace(collect(state, spans, readings), readings);
+    return reconstructTrace(
+      collect(state, spans, readings, argumentsRead !== undefined),
+      readings,
+      argumentsRead,
+    );
   } finally {
     spans.length = 0;
     readings.length = 0;
@@ -83,7 +90,12 @@ export function rebuildRuns(state: TraceState): ReconstructedTrace {
 const SCRATCH_SPANS: SpanLike[] = [];
 const SCRATCH_READINGS: Array<SpanReading | undefined> = [];
 
-function collect(state: TraceState, spans: SpanLike[], readings: Array<SpanReading | undefined>): SpanLike[] {
+function collect(
+  state: TraceState,
+  spans: SpanLike[],
+  readings: Array<SpanReading | undefined>,
+  deferToolValues: boolean,
+): SpanLike[] {
   let previous = Number.NEGATIVE_INFINITY;
   for (const entry of state.spans.values()) {
     if (entry.role === SpanRole.NONE && !entry.needed) continue;
@@ -95,8 +107,10 @@ function collect(state: TraceState, spans: SpanLike[], readings: Array<SpanReadi
       // Built once, after the span ended (its data is final then).
       entry.like ??= spanLikeOf(entry, entry.span!, true);
       like = entry.like;
-      // Arguments, results and model outputs are parsed once, at the first rebuild.
-      if (entry.reading === undefined && entry.role !== SpanRole.NONE) entry.reading = readAhead(like);
+      // Arguments, results and model outputs are parsed once, at the first rebuild (tool
+      // arguments and results only if a scorer reads them, see `reconstructTrace`).
+      if (entry.reading === undefined && entry.role !== SpanRole.NONE)
+        entry.reading = readAhead(like, deferToolValues);
     }
     // Spans tracked from their start sit in the map in start order: a tie on the clock is
     // broken the way the application ran them.

@@ -51,6 +51,7 @@ export class RunEvaluator {
   private readonly _allRulesRootOnly: boolean;
   private readonly _rulesReadAttributes: boolean;
   private readonly _sampledOutFastPath: boolean;
+  private readonly _argumentsRead: ReadonlySet<string> | undefined;
 
   constructor(options: RunEvaluatorOptions) {
     this._policy = options.policy;
@@ -64,6 +65,7 @@ export class RunEvaluator {
     this._allRulesRootOnly = options.traits.allRulesRootOnly;
     this._rulesReadAttributes = options.traits.rulesReadAttributes;
     this._sampledOutFastPath = options.traits.sampledOutFastPath;
+    this._argumentsRead = options.traits.argumentsRead;
   }
 
   /**
@@ -95,7 +97,7 @@ export class RunEvaluator {
       const identity = spanIdentity(span, nested, this._rulesReadAttributes);
       if (matchRules(identity, this._policy).length === 0) return undefined;
     }
-    const reconstructed = rebuildRuns(state);
+    const reconstructed = rebuildRuns(state, this._argumentsRead);
     for (const problem of reconstructed.problems) {
       this._problems.report(`reconstruction_${problem.code}`, `trace ${state.traceId}: ${problem.message}`);
     }
@@ -225,7 +227,7 @@ export class RunEvaluator {
       this._runs.skipped(identity, contextOnly(state.traceId, late.entry.spanId), 'span', 'incomplete_trace');
     }
     if (!state.seenLate) return;
-    for (const run of runsInOrder(rebuildRuns(state).runs)) {
+    for (const run of runsInOrder(rebuildRuns(state, this._argumentsRead).runs)) {
       if (run.end === undefined || state.evaluated.has(run.spanId)) continue;
       this._buffer.markEvaluated(state, run.spanId);
       this._runs.skipped(
@@ -244,7 +246,7 @@ export class RunEvaluator {
   judgeEndedRuns(state: TraceState): void {
     if (!state.seenLate || state.incomplete) return;
     try {
-      for (const run of runsInOrder(rebuildRuns(state).runs)) {
+      for (const run of runsInOrder(rebuildRuns(state, this._argumentsRead).runs)) {
         if (run.end === undefined || state.evaluated.has(run.spanId)) continue;
         this._buffer.markEvaluated(state, run.spanId);
         this._judgeRun(state, run, contextOnly(state.traceId, run.spanId), 'span');

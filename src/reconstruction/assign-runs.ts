@@ -1,6 +1,7 @@
 import { NO_INPUT } from '../conventions/merge-llm-facts.js';
 import { readString } from '../conventions/read-values.js';
 import type { LlmFacts, MessageCall, RefusalFacts, ToolFacts } from '../conventions/span-facts.js';
+import { argsPresent, settleToolValues } from '../conventions/unread-tool-values.js';
 import { ATTR_TRACELOOP_ENTITY_NAME, ATTR_TRACELOOP_WORKFLOW_NAME } from '../semconv.js';
 import type { AgentRun, SpanLike, ToolExecution, ToolRequest } from '../types.js';
 import { mergeAttributes, withField } from '../util/merge-attributes.js';
@@ -28,7 +29,13 @@ export interface AssignedRuns {
  * each span's contribution (an execution, requests, history candidates, refusals) to the run
  * that owns it: the nearest enclosing run still open when the span started.
  */
-export function assignRuns(nodes: Node[], walk: TreeWalk, traceId: string, log: ProblemLog): AssignedRuns {
+export function assignRuns(
+  nodes: Node[],
+  walk: TreeWalk,
+  traceId: string,
+  log: ProblemLog,
+  argsRead?: ReadonlySet<string>,
+): AssignedRuns {
   const n = nodes.length;
   const { order, visited, history, runAgent, toolBetween, implicit } = walk;
   // 7. Runs, and what each span contributes to the run that owns it.
@@ -93,6 +100,7 @@ export function assignRuns(nodes: Node[], walk: TreeWalk, traceId: string, log: 
     const spanId = node.id;
     if (history[i] === 1) {
       const tool = node.role === 'tool' ? toolFacts(node) : undefined;
+      if (tool) settleToolValues(tool);
       if (tool) own.history = add(own.history, historyEntry(tool, spanId, 'flag'));
       const llm = node.role === 'llm' ? llmFacts(node) : undefined;
       for (const call of llm?.requests ?? [])
@@ -104,7 +112,7 @@ export function assignRuns(nodes: Node[], walk: TreeWalk, traceId: string, log: 
     node.tool = undefined;
     node.llm = undefined;
     if (tool) {
-      addExecution(own, node, tool);
+      addExecution(own, node, tool, argsRead);
     } else if (llm) {
       // (An LLM called inside a tool's implementation asks for its own tools, not the run's.)
       const time = node.end ?? node.start;
@@ -218,6 +226,7 @@ function createRun(
     executions: [],
     execNodes: [],
     unusable: NO_EXECUTIONS,
+    unread: NO_UNREAD,
     executedIds: NO_IDS,
     executedCount: 0,
     aliases: NO_ALIASES,
@@ -243,15 +252,30 @@ function implicitName(span: SpanLike): string {
     (span.name || 'unknown')
   );
 }
-/** Turns a tool span into an execution of the run (or, when it never ran, into a refusal). */
-function addExecution(st: RunState, node: Node, f: ToolFacts): void {
+/**
+ * Turns a tool span into an execution of the run (or, when it never ran, into a refusal).
+ * Values left unread stay so unless `argsRead` names the tool (undefined: every tool): the
+ * execution then has no `args` nor `result` until `settleExecutions` reads them.
+ */
+function addExecution(
+  st: RunState,
+  node: Node,
+  f: ToolFacts,
+  argsRead: ReadonlySet<string> | undefined,
+): void {
+  if (f.unread !== undefined && (f.notRun || argsRead === undefined || argsRead.has(f.name)))
+    settleToolValues(f);
   if (f.notRun) {
     const refusal: RefusalFacts = { name: f.name, text: f.errorMessage ?? 'rejected before the tool ran' };
     if (f.callId !== undefined) refusal.callId = f.callId;
     st.refusals = add(st.refusals, refusal);
     return;
   }
-  const argsSource = f.args !== undefined || f.argsRaw !== undefined ? 'span' : 'none';
+  const unread = f.unread;
+  const argsSource =
+    f.args !== undefined || f.argsRaw !== undefined || (unread !== undefined && argsPresent(unread.args))
+      ? 'span'
+      : 'none';
   let exec: ToolExecution;
   if (
     f.callId !== undefined &&
@@ -303,6 +327,10 @@ function addExecution(st: RunState, node: Node, f: ToolFacts): void {
   }
   st.executions.push(exec);
   st.execNodes.push(node);
+  if (unread !== undefined) {
+    if (st.unread === NO_UNREAD) st.unread = [];
+    st.unread.push(exec, f);
+  }
   if (!f.usable) {
     if (st.unusable === NO_EXECUTIONS) st.unusable = new Set();
     st.unusable.add(exec);
@@ -310,6 +338,29 @@ function addExecution(st: RunState, node: Node, f: ToolFacts): void {
   if (f.aliases?.length) {
     if (st.aliases === NO_ALIASES) st.aliases = new Map();
     st.aliases.set(exec, f.aliases);
+  }
+}
+/**
+ * Reads the values of the run's executions that were left unread, as `addExecution` would
+ * have: reconstruction needs them when the trace joins executions to model requests or
+ * weighs model inputs as history.
+ */
+export function settleExecutions(st: RunState): void {
+  const unread = st.unread;
+  if (unread === NO_UNREAD) return;
+  st.unread = NO_UNREAD;
+  for (let k = 0; k < unread.length; k += 2) {
+    const exec = unread[k] as ToolExecution;
+    const f = unread[k + 1] as ToolFacts;
+    settleToolValues(f);
+    if (f.args !== undefined) exec.args = f.args;
+    if (f.argsRaw !== undefined) exec.argsRaw = f.argsRaw;
+    if (f.argsError !== undefined) exec.argsError = f.argsError;
+    if (f.result !== undefined) exec.result = f.result;
+    if (!f.usable) {
+      if (st.unusable === NO_EXECUTIONS) st.unusable = new Set();
+      st.unusable.add(exec);
+    }
   }
 }
 /** The empty list of a run that has none of these yet: never written (see `add`). */
@@ -326,6 +377,7 @@ const UNSET: never[] = [];
 const NO_EXECUTIONS: Set<ToolExecution> = new Set();
 const NO_ALIASES: Map<ToolExecution, string[]> = new Map();
 const NO_IDS: Set<string> = new Set();
+const NO_UNREAD: Array<ToolExecution | ToolFacts> = [];
 
 /**
  * The call ids of the run's executions so far (in span order), brought up to date when asked:

@@ -16,15 +16,17 @@ export interface SpanReading {
  * the span): the processor calls this as each span of a sampled run ends, while its
  * attributes are fresh in memory, so arguments and results are parsed once, then, and
  * judging the run reuses them. The span must not change afterwards (ended spans do not).
+ * With `deferToolValues`, a tool span's arguments and result may be left unread
+ * (`ToolFacts.unread`), for `reconstructTrace` to read only where they are needed.
  */
-export function readAhead(span: SpanLike): SpanReading {
+export function readAhead(span: SpanLike, deferToolValues = false): SpanReading {
   const classification = classifySpan(span);
   const adapter = classification.adapter;
   const role = classification.role;
   // One literal with every field: a reading never changes shape.
   return {
     classification,
-    tool: adapter !== undefined && role === 'tool' ? safeTool(adapter, span) : undefined,
+    tool: adapter !== undefined && role === 'tool' ? safeTool(adapter, span, deferToolValues) : undefined,
     llm: adapter !== undefined && role === 'llm' ? safeLlmOutput(adapter, span) : undefined,
     agent: adapter !== undefined && role === 'agent' ? safeAgent(adapter, span) : undefined,
   };
@@ -86,10 +88,10 @@ export function toolFacts(node: Node): ToolFacts | undefined {
 }
 
 // Each span's adapter and role are known by now (classified once): the adapter's claimed readers skip asking again.
-function safeTool(adapter: ConventionAdapter, span: SpanLike): ToolFacts | undefined {
+function safeTool(adapter: ConventionAdapter, span: SpanLike, deferValues = false): ToolFacts | undefined {
   try {
     const claimed = adapter.claimed;
-    return claimed !== undefined ? claimed.tool(span) : adapter.tool(span);
+    return claimed !== undefined ? claimed.tool(span, deferValues) : adapter.tool(span);
   } catch {
     return undefined;
   }

@@ -1,11 +1,11 @@
 import type { AgentRun, ReconstructedTrace, SpanLike } from '../types.js';
-import { assignRuns } from './assign-runs.js';
+import { assignRuns, settleExecutions } from './assign-runs.js';
 import { buildCalls } from './build-calls.js';
 import { buildHistory, SeenCalls } from './build-history.js';
 import { indexSpans } from './index-spans.js';
 import { readFacts, type SpanReading } from './read-facts.js';
 import { reparentHandoffs } from './reparent-handoffs.js';
-import { byRunStart, push, sortIfNeeded } from './trace-model.js';
+import { byRunStart, push, type RunState, sortIfNeeded } from './trace-model.js';
 import { walkTree } from './walk-tree.js';
 
 /**
@@ -30,10 +30,16 @@ export function reconstructTraces(spans: SpanLike[]): ReconstructedTrace[] {
  * joined to executions; request-only calls; history kept apart. Linear in the number of
  * spans (plus sorting), iterative (no recursion), and never throws on bad input: what it
  * cannot read lands in `problems`. Each phase is a module of its own.
+ *
+ * Tool values a reading left unread (`readAhead` with `deferToolValues`) are read for the
+ * tools `argsRead` names, and for every tool when the trace's model calls carry messages
+ * (requests, hints, input calls: joins and history compare arguments); the other executions
+ * have neither `args` nor `result`. Without readings, every value is read.
  */
 export function reconstructTrace(
   spans: SpanLike[],
   readings?: ReadonlyArray<SpanReading | undefined>,
+  argsRead?: ReadonlySet<string>,
 ): ReconstructedTrace {
   // 1-3. Index spans, link parents, break cycles (`readings[i]`, from `readAhead`, spares re-reading `spans[i]`).
   const { traceId, log, nodes } = indexSpans(spans, readings);
@@ -42,7 +48,8 @@ export function reconstructTrace(
   // 5-6. Order children; walk the tree once for history, agents and implicit-run anchors.
   const walk = walkTree(nodes);
   // 7. Runs, and what each span contributes to the run that owns it.
-  const { states, topLevel } = assignRuns(nodes, walk, traceId, log);
+  const { states, topLevel } = assignRuns(nodes, walk, traceId, log, argsRead);
+  if (argsRead !== undefined && carriesMessages(states)) for (const st of states) settleExecutions(st);
   // 8. Handoffs and team members: a run naming its source by graph.node.parent_id is its child.
   reparentHandoffs(states, topLevel);
 
@@ -64,6 +71,13 @@ export function reconstructTrace(
   if (nested) orderNestedRuns(topLevel);
 
   return { traceId, runs: topLevel, problems: log.problems };
+}
+
+/** Whether some run has model requests, hints or input calls: joins and history then read arguments. */
+function carriesMessages(states: RunState[]): boolean {
+  for (const st of states)
+    if (st.requests.length > 0 || st.hints.length > 0 || st.inputCalls.length > 0) return true;
+  return false;
 }
 
 /** Sorts nested runs and marks a run `hasErrorSpan` when one of its nested runs has it. */

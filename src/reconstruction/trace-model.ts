@@ -73,6 +73,8 @@ export interface RunState {
   execNodes: Node[];
   /** Executions whose span arguments are missing, redacted or not an object. */
   unusable: Set<ToolExecution>;
+  /** Executions whose values were left unread, each followed by its facts (see `settleExecutions`). */
+  unread: Array<ToolExecution | ToolFacts>;
   /** Call ids of `executions[0 .. executedCount)`, built when first asked (see assign-runs). */
   executedIds: Set<string>;
   executedCount: number;

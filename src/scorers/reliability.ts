@@ -10,6 +10,7 @@ import {
   type EvidenceScope,
   specMatches,
 } from './agno-evidence.js';
+import { declareArgumentsRead } from './arguments-read.js';
 import { scoreSafely } from './scorer-result.js';
 
 /** One argument spec: top-level keys the call's arguments must hold, compared with Python `==`. */
@@ -209,7 +210,7 @@ export function reliability(options: ReliabilityOptions = {}): Scorer {
     scope,
   };
   const identity = { name, kind: 'reliability', digest: configDigest(canonical) };
-  return {
+  const scorer: Scorer = {
     ...identity,
     async: false,
     ...(options.sampling ? { sampling: { ratio: options.sampling.ratio } } : {}),
@@ -223,6 +224,9 @@ export function reliability(options: ReliabilityOptions = {}): Scorer {
       });
     },
   };
+  // Only the argument rules' tools (R8).
+  declareArgumentsRead(scorer, new Set(Object.keys(rules.expectedToolCallArguments ?? {})));
+  return scorer;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import {
   membersCarryTools,
   specMatches,
 } from './agno-evidence.js';
+import { declareArgumentsRead } from './arguments-read.js';
 import { type ArgumentSpec, argumentSpecSchema, scorerSamplingSchema } from './reliability.js';
 import { scoreSafely } from './scorer-result.js';
 
@@ -207,7 +208,7 @@ export function toolCalls(options: ToolCallsOptions): Scorer {
     kind: 'tool_calls',
     digest: toolCallsDigest(expectedTools, args, allowAdditional),
   };
-  return {
+  const scorer: Scorer = {
     ...identity,
     async: false,
     ...(options.sampling ? { sampling: { ratio: options.sampling.ratio } } : {}),
@@ -226,6 +227,9 @@ export function toolCalls(options: ToolCallsOptions): Scorer {
       });
     },
   };
+  // Only the argument specs' tools.
+  declareArgumentsRead(scorer, new Set(Object.keys(args ?? {})));
+  return scorer;
 }
 
 // ---------------------------------------------------------------------------------------

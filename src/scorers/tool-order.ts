@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AgentRun, ScorerResult, SyncScorer } from '../types.js';
 import { configDigest } from '../util/digest.js';
+import { declareArgumentsRead } from './arguments-read.js';
 import { errorResult } from './scorer-result.js';
 import { listPreview } from './trajectory.js';
 
@@ -189,7 +190,7 @@ export function toolOrder(options: ToolOrderOptions): SyncScorer {
     };
   };
 
-  return {
+  const scorer: SyncScorer = {
     name,
     kind: TOOL_ORDER_KIND,
     digest,
@@ -204,4 +205,9 @@ export function toolOrder(options: ToolOrderOptions): SyncScorer {
       }
     },
   };
+  // Names only.
+  declareArgumentsRead(scorer, NO_TOOLS);
+  return scorer;
 }
+
+const NO_TOOLS: ReadonlySet<string> = new Set();

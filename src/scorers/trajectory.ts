@@ -4,6 +4,7 @@ import type { AgentRun, ScoreContext, Scorer, ScorerResult, SyncScorer, ToolExec
 import { configDigest } from '../util/digest.js';
 import { pythonEquals } from '../util/python-equals.js';
 import { PyFloat } from '../util/python-json.js';
+import { declareArgumentsRead } from './arguments-read.js';
 import { checkRegexSafety, compileSafeRegex, type SafeRegex } from './safe-regex.js';
 import { errorResult } from './scorer-result.js';
 
@@ -618,6 +619,8 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
       }
     },
   };
+  // Arguments of constrained tools' calls; every call's with max_repeats (identical calls).
+  declareArgumentsRead(scorer, cfg.max_repeats !== undefined ? 'all' : new Set(Object.keys(argConstraints)));
   limitsByScorer.set(scorer, {
     forbidden: new Set(forbiddenTools),
     expected: new Set(expectedTools),

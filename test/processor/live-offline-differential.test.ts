@@ -20,8 +20,9 @@ import {
   ToolwatchSpanProcessor,
   type ToolwatchSpanProcessorOptions,
 } from '../../src/processor/toolwatch-span-processor.js';
+import { policyArgumentsRead } from '../../src/scorers/arguments-read.js';
 import { trajectory } from '../../src/scorers/trajectory.js';
-import type { Verdict } from '../../src/types.js';
+import type { Policy, Verdict } from '../../src/types.js';
 import {
   type Convention,
   conventions as conventionsOf,
@@ -65,10 +66,11 @@ async function liveAndOffline(
   sampled = false,
   conventions: Convention[] = [],
   limits: Partial<ToolwatchSpanProcessorOptions> = {},
+  given?: Policy,
 ) {
   const exporter = new InMemorySpanExporter();
   const live: Verdict[] = [];
-  const p = policy(sampled);
+  const p = given ?? policy(sampled);
   const exporting = new SimpleSpanProcessor(exporter);
   const processor = new ToolwatchSpanProcessor({
     ...limits,
@@ -153,6 +155,31 @@ describe('live and offline verdicts agree on random traces', () => {
       { numRuns: Number(process.env.FUZZ_RUNS ?? 100), seed: Number(process.env.FUZZ_SEED ?? 20261205) },
     );
     expect(Object.values(judged).every((n) => n >= 10)).toBe(true);
+  });
+
+  it("gives the same verdicts when scorers read only some tools' arguments (the others left unread)", {
+    timeout: 300_000,
+  }, async () => {
+    // No identical-call limit, argument rules for two tools: the processor parses no other
+    // tool's arguments nor any result, unless a trace's model calls carry messages.
+    const partial = parsePolicyText(
+      DIFFERENTIAL_POLICY.replace('        max_repeats: 1\n', '').replace(
+        '        allow_additional_tool_calls: true\n',
+        '        allow_additional_tool_calls: true\n        expected_tool_call_arguments: { reply: { id: 2 } }\n',
+      ),
+    );
+    expect([...policyArgumentsRead(partial)!].sort()).toEqual(['lookup', 'reply']);
+    let judged = 0;
+    await fc.assert(
+      fc.asyncProperty(randomTrees, interleaving, conventionsOf, async (trees, order, conventions) => {
+        fc.pre(!trees.some(implicitRunAroundAgents));
+        const { live, offline } = await liveAndOffline(trees, order, false, false, conventions, {}, partial);
+        expect(live).toEqual(offline);
+        judged += live.filter((v) => v.results.some((r) => r.label !== 'skipped')).length;
+      }),
+      { numRuns: 60, seed: 20261207 },
+    );
+    expect(judged).toBeGreaterThan(60);
   });
 
   it('under tight limits, gives every run its offline verdict or an incomplete record, never another verdict', {

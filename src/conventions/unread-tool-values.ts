@@ -1,0 +1,48 @@
+import { REDACTED, readArgs, readMaybeJson } from './read-values.js';
+import type { ToolFacts } from './span-facts.js';
+
+/**
+ * A tool span's arguments and result as the span carried them, not parsed yet. Parsing them
+ * is most of what reading a tool span costs, and most scorers read neither (names, order,
+ * counts): the processor reads them only for the tools whose arguments a scorer of its
+ * policy reads, or when reconstruction itself needs them (joins to model requests, history).
+ */
+export interface UnreadToolValues {
+  args: unknown;
+  result: unknown;
+}
+
+/**
+ * Whether a tool span's values can be left unread: the result must not be able to make the
+ * call a refusal (a validation failure is a JSON object whose message says so, which text
+ * without that phrase or an escape cannot hold), since that decides what the span is.
+ */
+export function canLeaveUnread(rawResult: unknown): boolean {
+  if (rawResult === undefined) return true;
+  return (
+    typeof rawResult === 'string' && !rawResult.includes('validation failed') && !rawResult.includes('\\')
+  );
+}
+
+/** Reads arguments into `facts` (the eager reading: the same fields either way). */
+export function readArgsInto(facts: ToolFacts, rawArgs: unknown): void {
+  const args = readArgs(rawArgs);
+  facts.usable = args.usable;
+  if (args.args !== undefined) facts.args = args.args;
+  if (args.argsRaw !== undefined) facts.argsRaw = args.argsRaw;
+  if (args.argsError !== undefined) facts.argsError = args.argsError;
+}
+
+/** Reads values left unread (a no-op for facts read in full). */
+export function settleToolValues(facts: ToolFacts): void {
+  const unread = facts.unread;
+  if (unread === undefined) return;
+  facts.unread = undefined;
+  readArgsInto(facts, unread.args);
+  if (unread.result !== undefined) facts.result = readMaybeJson(unread.result);
+}
+
+/** Whether the arguments, once read, give `args` or `argsRaw` (rule 7's `argsSource: span`). */
+export function argsPresent(rawArgs: unknown): boolean {
+  return rawArgs !== undefined && rawArgs !== null && rawArgs !== '' && rawArgs !== REDACTED;
+}
