@@ -1,11 +1,13 @@
-import { REDACTED, readArgs, readMaybeJson } from './read-values.js';
+import { REDACTED, readArgs } from './read-values.js';
 import type { ToolFacts } from './span-facts.js';
 
 /**
  * A tool span's arguments and result as the span carried them, not parsed yet. Parsing them
  * is most of what reading a tool span costs, and most scorers read neither (names, order,
- * counts): the processor reads them only for the tools whose arguments a scorer of its
- * policy reads, or when reconstruction itself needs them (joins to model requests, history).
+ * counts): the processor reads arguments only for the tools whose arguments a scorer of its
+ * policy reads, or when reconstruction itself needs them (joins to model requests, history),
+ * and results never (only LLM judges and custom scorers read them, and with those nothing is
+ * left unread).
  */
 export interface UnreadToolValues {
   args: unknown;
@@ -33,13 +35,12 @@ export function readArgsInto(facts: ToolFacts, rawArgs: unknown): void {
   if (args.argsError !== undefined) facts.argsError = args.argsError;
 }
 
-/** Reads values left unread (a no-op for facts read in full). */
-export function settleToolValues(facts: ToolFacts): void {
+/** Reads arguments left unread (a no-op for facts read in full); the result stays unread. */
+export function readUnreadArgs(facts: ToolFacts): void {
   const unread = facts.unread;
   if (unread === undefined) return;
   facts.unread = undefined;
   readArgsInto(facts, unread.args);
-  if (unread.result !== undefined) facts.result = readMaybeJson(unread.result);
 }
 
 /** Whether the arguments, once read, give `args` or `argsRaw` (rule 7's `argsSource: span`). */

@@ -13,7 +13,7 @@ export interface PolicyTraits {
   unmatchedFastPath: boolean;
   /**
    * The tools whose arguments some scorer reads, when every scorer says (built-in, no judge):
-   * the other tool spans' arguments and results are never parsed. Undefined: all are.
+   * the other tool spans' arguments, and every tool result, are never parsed. Undefined: all are.
    */
   argumentsRead: ReadonlySet<string> | undefined;
 }

@@ -1,7 +1,7 @@
 import { NO_INPUT } from '../conventions/merge-llm-facts.js';
 import { readString } from '../conventions/read-values.js';
 import type { LlmFacts, MessageCall, RefusalFacts, ToolFacts } from '../conventions/span-facts.js';
-import { argsPresent, settleToolValues } from '../conventions/unread-tool-values.js';
+import { argsPresent, readUnreadArgs } from '../conventions/unread-tool-values.js';
 import { ATTR_TRACELOOP_ENTITY_NAME, ATTR_TRACELOOP_WORKFLOW_NAME } from '../semconv.js';
 import type { AgentRun, SpanLike, ToolExecution, ToolRequest } from '../types.js';
 import { mergeAttributes, withField } from '../util/merge-attributes.js';
@@ -100,7 +100,7 @@ export function assignRuns(
     const spanId = node.id;
     if (history[i] === 1) {
       const tool = node.role === 'tool' ? toolFacts(node) : undefined;
-      if (tool) settleToolValues(tool);
+      if (tool) readUnreadArgs(tool);
       if (tool) own.history = add(own.history, historyEntry(tool, spanId, 'flag'));
       const llm = node.role === 'llm' ? llmFacts(node) : undefined;
       for (const call of llm?.requests ?? [])
@@ -254,8 +254,9 @@ function implicitName(span: SpanLike): string {
 }
 /**
  * Turns a tool span into an execution of the run (or, when it never ran, into a refusal).
- * Values left unread stay so unless `argsRead` names the tool (undefined: every tool): the
- * execution then has no `args` nor `result` until `settleExecutions` reads them.
+ * Arguments left unread stay so unless `argsRead` names the tool (undefined: every tool): the
+ * execution then has no `args` until `settleExecutions` reads them. A result left unread
+ * stays so: the execution has no `result`.
  */
 function addExecution(
   st: RunState,
@@ -264,7 +265,7 @@ function addExecution(
   argsRead: ReadonlySet<string> | undefined,
 ): void {
   if (f.unread !== undefined && (f.notRun || argsRead === undefined || argsRead.has(f.name)))
-    settleToolValues(f);
+    readUnreadArgs(f);
   if (f.notRun) {
     const refusal: RefusalFacts = { name: f.name, text: f.errorMessage ?? 'rejected before the tool ran' };
     if (f.callId !== undefined) refusal.callId = f.callId;
@@ -341,9 +342,9 @@ function addExecution(
   }
 }
 /**
- * Reads the values of the run's executions that were left unread, as `addExecution` would
+ * Reads the arguments of the run's executions that were left unread, as `addExecution` would
  * have: reconstruction needs them when the trace joins executions to model requests or
- * weighs model inputs as history.
+ * weighs model inputs as history (results it never needs).
  */
 export function settleExecutions(st: RunState): void {
   const unread = st.unread;
@@ -352,11 +353,10 @@ export function settleExecutions(st: RunState): void {
   for (let k = 0; k < unread.length; k += 2) {
     const exec = unread[k] as ToolExecution;
     const f = unread[k + 1] as ToolFacts;
-    settleToolValues(f);
+    readUnreadArgs(f);
     if (f.args !== undefined) exec.args = f.args;
     if (f.argsRaw !== undefined) exec.argsRaw = f.argsRaw;
     if (f.argsError !== undefined) exec.argsError = f.argsError;
-    if (f.result !== undefined) exec.result = f.result;
     if (!f.usable) {
       if (st.unusable === NO_EXECUTIONS) st.unusable = new Set();
       st.unusable.add(exec);

@@ -31,10 +31,11 @@ export function reconstructTraces(spans: SpanLike[]): ReconstructedTrace[] {
  * spans (plus sorting), iterative (no recursion), and never throws on bad input: what it
  * cannot read lands in `problems`. Each phase is a module of its own.
  *
- * Tool values a reading left unread (`readAhead` with `deferToolValues`) are read for the
- * tools `argsRead` names, and for every tool when the trace's model calls carry messages
- * (requests, hints, input calls: joins and history compare arguments); the other executions
- * have neither `args` nor `result`. Without readings, every value is read.
+ * Tool values a reading left unread (`readAhead` with `deferToolValues`): arguments are read
+ * for the tools `argsRead` names, and for every tool when the trace's model calls carry
+ * messages (requests, hints, input calls: joins and history compare arguments); the other
+ * executions have no `args`. Results left unread are never read: no execution of theirs has
+ * a `result`. Without readings, every value is read.
  */
 export function reconstructTrace(
   spans: SpanLike[],
