@@ -1,5 +1,8 @@
+import * as http2 from 'node:http2';
+import { Duplex } from 'node:stream';
 import * as grpc from '@grpc/grpc-js';
 import { bearerTokenMatches } from './bearer-token.js';
+import { BodyBudget } from './body-budget.js';
 import { exportResponse, RpcCode, rpcStatus } from './otlp-responses.js';
 import type { ToolwatchGateway } from './toolwatch-gateway.js';
 
@@ -25,11 +28,23 @@ export interface GrpcReceiverOptions {
   token?: string;
   /** Largest message after decompression, else RESOURCE_EXHAUSTED from grpc-js. Default 16 MiB. */
   maxRequestBytes?: number;
+  /**
+   * Message bytes (as received, and after decompression) held at once by every Export call
+   * being received or decoded; a call that would pass it gets RESOURCE_EXHAUSTED with a
+   * RetryInfo detail. grpc-js bounds each message, not their sum over concurrent calls.
+   * Default 256 MiB. Ignored when `budget` is given.
+   */
+  maxInFlightBytes?: number;
+  /** A budget shared with the HTTP receiver (`startGateway` passes one). Default its own. */
+  budget?: BodyBudget;
 }
 
 export function grpcServer(gateway: ToolwatchGateway, options: GrpcReceiverOptions = {}): grpc.Server {
+  const budget =
+    options.budget ?? new BodyBudget(options.maxInFlightBytes ?? 256 * 1024 * 1024, gateway.registry);
   const server = new grpc.Server({
     'grpc.max_receive_message_length': options.maxRequestBytes ?? 16 * 1024 * 1024,
+    interceptors: [inFlightBytes(budget)],
   });
   server.addService(TRACE_SERVICE, {
     Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
@@ -65,10 +80,81 @@ export function grpcServer(gateway: ToolwatchGateway, options: GrpcReceiverOptio
 }
 
 /**
+ * Counts an Export call's bytes against the budget as its data frames arrive, before grpc-js
+ * has the whole message (a message is handed over only once complete, so counting there
+ * would let any number of slow senders each hold up to the message limit), plus the message
+ * after decompression. Over the budget the call is refused at once and its stream reset, so
+ * the sender stops and what it sent is let go. The bytes are given back when the call's
+ * stream closes: answered, refused, cancelled, timed out or its connection lost.
+ */
+function inFlightBytes(budget: BodyBudget): grpc.ServerInterceptor {
+  return (_method, call) => {
+    const stream = http2StreamOf(call);
+    let held = 0;
+    let compressed: boolean | undefined;
+    let refused = false;
+    const refuse = () => {
+      refused = true;
+      budget.refused('grpc');
+      call.sendStatus(statusError(grpc.status.RESOURCE_EXHAUSTED, budget.busyMessage(), budget.retryAfterMs));
+      // The answer is queued before the reset, so the sender reads the status, then stops.
+      if (stream && !stream.closed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+    };
+    const take = (n: number): boolean => {
+      if (refused) return false;
+      if (!budget.take(n, 'grpc')) {
+        refuse();
+        return false;
+      }
+      held += n;
+      return true;
+    };
+    if (stream) {
+      // Before grpc-js's own listener: a refused chunk never reaches its decoder.
+      stream.prependListener('data', (chunk: Buffer) => {
+        compressed ??= chunk[0] === 1;
+        take(chunk.length);
+      });
+      stream.once('close', () => {
+        budget.give(held, 'grpc');
+        held = 0;
+      });
+    }
+    return new grpc.ServerInterceptingCall(call, {
+      start: (next) =>
+        next({
+          onReceiveMessage: (message: Buffer, pass) => {
+            // A compressed message is held twice: as received and inflated. Without the
+            // stream (another grpc-js layout) the message is all that can be counted.
+            if ((compressed === true || !stream) && !take(message.length)) return;
+            pass(message);
+          },
+        }),
+    });
+  };
+}
+
+/** The HTTP/2 stream under grpc-js's call (its base call keeps it as `stream`). */
+function http2StreamOf(call: grpc.ServerInterceptingCallInterface): http2.ServerHttp2Stream | undefined {
+  let layer: unknown = call;
+  for (let depth = 0; depth < 16 && layer !== null && typeof layer === 'object'; depth++) {
+    const { stream, nextCall } = layer as { stream?: unknown; nextCall?: unknown };
+    if (stream instanceof Duplex && typeof (stream as { respond?: unknown }).respond === 'function')
+      return stream as http2.ServerHttp2Stream;
+    layer = nextCall;
+  }
+  return undefined;
+}
+
+/**
  * A gRPC error with `grpc-status-details-bin` (a `google.rpc.Status`), carrying RetryInfo
  * when the sender should come back later: the Collector retries RESOURCE_EXHAUSTED only then.
  */
-function statusError(code: grpc.status, message: string, retryAfterMs?: number): Partial<grpc.StatusObject> {
+function statusError(
+  code: grpc.status,
+  message: string,
+  retryAfterMs?: number,
+): Pick<grpc.StatusObject, 'code' | 'details' | 'metadata'> {
   const metadata = new grpc.Metadata();
   const rpcCode = code === grpc.status.RESOURCE_EXHAUSTED ? RpcCode.RESOURCE_EXHAUSTED : code;
   metadata.set('grpc-status-details-bin', Buffer.from(rpcStatus(rpcCode, message, retryAfterMs)));

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { gunzip } from 'node:zlib';
 import { otlpProtobufFromJson } from '../otlp/otlp-protobuf-from-json.js';
 import { bearerTokenMatches } from './bearer-token.js';
+import { BodyBudget } from './body-budget.js';
 import { exportResponse, exportResponseJson, RpcCode, rpcStatus, rpcStatusJson } from './otlp-responses.js';
 import type { ToolwatchGateway } from './toolwatch-gateway.js';
 
@@ -16,30 +17,11 @@ export interface HttpReceiverOptions {
    * Body bytes (as received, and after gunzip) held at once by every request being received
    * or decoded; a request that would pass it gets 429 + Retry-After. Without it, many
    * concurrent or slowly sent bodies each below the request limit add up without bound.
-   * Default 256 MiB.
+   * Default 256 MiB. Ignored when `budget` is given.
    */
   maxInFlightBytes?: number;
-}
-
-/** Bytes held by requests in flight, shared by every request of one handler. */
-class BodyBudget {
-  used = 0;
-  constructor(
-    readonly max: number,
-    private readonly _gauge: (labels?: Record<string, string>, value?: number) => void,
-  ) {}
-
-  take(n: number): boolean {
-    if (this.used + n > this.max) return false;
-    this.used += n;
-    this._gauge({}, n);
-    return true;
-  }
-
-  give(n: number): void {
-    this.used -= n;
-    this._gauge({}, -n);
-  }
+  /** A budget shared with the gRPC receiver (`startGateway` passes one). Default its own. */
+  budget?: BodyBudget;
 }
 
 type Encoding = 'protobuf' | 'json';
@@ -52,13 +34,8 @@ type Encoding = 'protobuf' | 'json';
 export function httpHandler(gateway: ToolwatchGateway, options: HttpReceiverOptions = {}) {
   const maxRequest = options.maxRequestBytes ?? 16 * 1024 * 1024;
   const maxDecompressed = options.maxDecompressedBytes ?? 64 * 1024 * 1024;
-  const budget = new BodyBudget(
-    options.maxInFlightBytes ?? 256 * 1024 * 1024,
-    gateway.registry.upDown(
-      'toolwatch_gateway_http_body_bytes',
-      'HTTP request body bytes held by requests being received or decoded.',
-    ),
-  );
+  const budget =
+    options.budget ?? new BodyBudget(options.maxInFlightBytes ?? 256 * 1024 * 1024, gateway.registry);
   return (req: IncomingMessage, res: ServerResponse): void => {
     const held = { bytes: 0 };
     handle(gateway, req, res, options.token, maxRequest, maxDecompressed, budget, held)
@@ -66,7 +43,7 @@ export function httpHandler(gateway: ToolwatchGateway, options: HttpReceiverOpti
         if (!res.headersSent) plain(res, 500, 'internal error');
         else res.destroy();
       })
-      .finally(() => budget.give(held.bytes));
+      .finally(() => budget.give(held.bytes, 'http'));
   };
 }
 
@@ -113,9 +90,10 @@ async function handle(
     return refuse(req, res, 413, `request body over ${maxRequest} bytes`);
   }
   const busy = () => {
-    res.setHeader('retry-after', '1');
-    const message = `gateway busy: request bodies in flight over ${budget.max} bytes; retry later`;
-    return fail(req, res, encoding, 429, RpcCode.RESOURCE_EXHAUSTED, message, 1000);
+    budget.refused('http');
+    res.setHeader('retry-after', String(Math.ceil(budget.retryAfterMs / 1000)));
+    const message = budget.busyMessage();
+    return fail(req, res, encoding, 429, RpcCode.RESOURCE_EXHAUSTED, message, budget.retryAfterMs);
   };
   const body = await readBody(req, maxRequest, budget, held);
   if (body === 'too_large') return refuse(req, res, 413, `request body over ${maxRequest} bytes`);
@@ -125,7 +103,7 @@ async function handle(
   if (contentEncoding === 'gzip') {
     try {
       payload = await gunzipLimited(body, maxDecompressed);
-      if (!budget.take(payload.length)) return busy();
+      if (!budget.take(payload.length, 'http')) return busy();
       held.bytes += payload.length;
     } catch (err) {
       if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
@@ -199,7 +177,7 @@ function readBody(
         resolve('too_large');
         return;
       }
-      if (!budget.take(chunk.length)) {
+      if (!budget.take(chunk.length, 'http')) {
         done = true;
         chunks.length = 0;
         resolve('busy');

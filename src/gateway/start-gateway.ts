@@ -3,6 +3,7 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
+import { BodyBudget } from './body-budget.js';
 import { grpcServer } from './grpc-receiver.js';
 import { httpHandler, serveProbes } from './http-receiver.js';
 import { ToolwatchGateway, type ToolwatchGatewayOptions } from './toolwatch-gateway.js';
@@ -29,7 +30,11 @@ export interface StartGatewayOptions extends ToolwatchGatewayOptions {
   maxRequestBytes?: number;
   /** Largest gzip-decompressed HTTP body. Default 64 MiB. */
   maxDecompressedBytes?: number;
-  /** HTTP body bytes held at once by all requests being received or decoded, else 429. Default 256 MiB. */
+  /**
+   * Request bytes (as received, and after decompression) held at once by every export call
+   * being received or decoded, HTTP and gRPC together; beyond, 429 + Retry-After or
+   * RESOURCE_EXHAUSTED with RetryInfo. Default 256 MiB.
+   */
   maxInFlightBytes?: number;
   /** How long `close()` waits for forwarding before dead-lettering the rest. Default 30,000 ms. */
   drainTimeoutMs?: number;
@@ -52,6 +57,8 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   const servers: HttpServer[] = [];
   const addresses: RunningGateway['addresses'] = {};
   let rpc: grpc.Server | undefined;
+  // One budget for both transports: the limit is the memory bodies may take, not that much twice.
+  const budget = new BodyBudget(options.maxInFlightBytes ?? 256 * 1024 * 1024, gateway.registry);
   try {
     if (options.http) {
       const handler = httpHandler(gateway, {
@@ -60,7 +67,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         ...(options.maxDecompressedBytes !== undefined
           ? { maxDecompressedBytes: options.maxDecompressedBytes }
           : {}),
-        ...(options.maxInFlightBytes !== undefined ? { maxInFlightBytes: options.maxInFlightBytes } : {}),
+        budget,
       });
       const server = tls ? createHttpsServer(tls, handler) : createHttpServer(handler);
       addresses.http = await listen(server, options.http);
@@ -80,6 +87,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       rpc = grpcServer(gateway, {
         ...(options.token !== undefined ? { token: options.token } : {}),
         ...(options.maxRequestBytes !== undefined ? { maxRequestBytes: options.maxRequestBytes } : {}),
+        budget,
       });
       const credentials = tls
         ? grpc.ServerCredentials.createSsl(null, [{ cert_chain: tls.cert, private_key: tls.key }], false)

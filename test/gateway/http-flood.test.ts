@@ -59,6 +59,12 @@ describe('gateway HTTP receiver, flooded with bodies', () => {
     await until('the third to be refused', () => third.answer.status, 5000);
     expect(third.answer).toEqual({ status: 429, retryAfter: '1' });
     expect(inFlight()).toBe(1_600_000);
+    expect(
+      running.gateway.registry.value('toolwatch_gateway_requests_total', {
+        transport: 'http',
+        outcome: 'in_flight_full',
+      }),
+    ).toBe(1);
     for (const r of open.splice(0)) r.destroy();
     await until('the bodies to be let go', () => inFlight() === 0);
     // A whole request is accepted again.

@@ -33,8 +33,9 @@ writes the verdicts onto the agent spans and forwards every span.
   --max-held-bytes N    the same for the held spans' bytes as received (default 134217728)
   --max-request-bytes N body limit (413), default 16777216
   --max-decompressed-bytes N  limit after gunzip (413), default 67108864
-  --max-in-flight-bytes N  HTTP body bytes held at once by all requests being received
-                        or decoded (429 beyond), default 268435456
+  --max-in-flight-bytes N  request bytes held at once by all HTTP and gRPC export calls
+                        being received or decoded (429 / RESOURCE_EXHAUSTED beyond),
+                        default 268435456
   --drain-timeout MS    on SIGTERM, how long to wait for forwarding (default 30000)
   -h, --help            this text
 

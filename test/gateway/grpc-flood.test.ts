@@ -1,0 +1,290 @@
+import { execFile } from 'node:child_process';
+import { type ClientRequest, request } from 'node:http';
+import { type ClientHttp2Session, type ClientHttp2Stream, connect } from 'node:http2';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import * as grpc from '@grpc/grpc-js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type RunningGateway, startGateway } from '../../src/gateway/start-gateway.js';
+import { fields } from '../../src/otlp/protobuf-wire.js';
+import { protobufOf, recordRun, supportPolicy, until } from './helpers.js';
+
+const EXPORT = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';
+const identity = (b: Buffer) => b;
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+/** The gateway's own memory that received messages take: V8 heap plus Buffers. */
+function heldMemory(): number {
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+}
+
+let running: RunningGateway | undefined;
+const sessions: ClientHttp2Session[] = [];
+const posts: ClientRequest[] = [];
+
+afterEach(async () => {
+  for (const s of sessions.splice(0)) s.destroy();
+  for (const p of posts.splice(0)) p.destroy();
+  await running?.close();
+  running = undefined;
+});
+
+interface Answer {
+  status?: number;
+  details?: Buffer;
+  message?: string;
+}
+
+/**
+ * A gRPC Export call over a raw HTTP/2 stream whose message declares `length` bytes and
+ * sends only `sent` of them, holding the rest back: a slow (or hostile) sender, which a
+ * grpc-js client cannot be made into.
+ */
+function slowCall(
+  address: string,
+  length: number,
+  sent: number,
+): { stream: ClientHttp2Stream; answer: Answer } {
+  const session = connect(`http://${address}`);
+  session.on('error', () => undefined);
+  sessions.push(session);
+  const stream = session.request({
+    ':method': 'POST',
+    ':path': EXPORT,
+    'content-type': 'application/grpc',
+    te: 'trailers',
+  });
+  stream.on('error', () => undefined);
+  const answer: Answer = {};
+  const read = (headers: Record<string, unknown>) => {
+    if (headers['grpc-status'] === undefined) return;
+    answer.status = Number(headers['grpc-status']);
+    answer.message = decodeURIComponent(String(headers['grpc-message'] ?? ''));
+    const bin = headers['grpc-status-details-bin'];
+    if (typeof bin === 'string') answer.details = Buffer.from(bin, 'base64');
+  };
+  stream.on('response', read);
+  stream.on('trailers', read);
+  stream.resume();
+  const prefix = Buffer.alloc(5);
+  prefix.writeUInt32BE(length, 1);
+  stream.write(Buffer.concat([prefix, Buffer.alloc(sent)]));
+  return { stream, answer };
+}
+
+/** A plain HTTP POST that declares `length` bytes and sends `sent` of them. */
+function slowPost(port: number, length: number, sent: number): void {
+  const req = request({
+    host: '127.0.0.1',
+    port,
+    method: 'POST',
+    path: '/v1/traces',
+    headers: { 'content-type': 'application/x-protobuf', 'content-length': String(length) },
+  });
+  req.on('error', () => undefined);
+  req.on('response', (res) => res.resume());
+  req.write(Buffer.alloc(sent));
+  posts.push(req);
+}
+
+function exportCall(address: string, body: Uint8Array): Promise<grpc.ServiceError | null> {
+  const client = new grpc.Client(address, grpc.credentials.createInsecure());
+  return new Promise((resolve) => {
+    client.makeUnaryRequest(EXPORT, identity, identity, Buffer.from(body), new grpc.Metadata(), (error) => {
+      client.close();
+      resolve(error ?? null);
+    });
+  });
+}
+
+/** The delay of the `google.rpc.RetryInfo` in a `grpc-status-details-bin`, in ms. */
+function retryDelayMs(details: Buffer): number | undefined {
+  const status = [...fields(details)];
+  const any = status.find(([f]) => f === 3);
+  if (!any) return undefined;
+  const [typeUrl, value] = [...fields(any[1] as Uint8Array)];
+  if (Buffer.from(typeUrl![1] as Uint8Array).toString() !== 'type.googleapis.com/google.rpc.RetryInfo')
+    return undefined;
+  const duration = [...fields([...fields(value![1] as Uint8Array)][0]![1] as Uint8Array)];
+  let ms = 0;
+  for (const [f, v] of duration) ms += f === 1 ? Number(v) * 1000 : Number(v) / 1e6;
+  return ms;
+}
+
+describe('gateway gRPC receiver, flooded with messages', () => {
+  it('bounds the message bytes held by calls in flight: over maxInFlightBytes a call gets RESOURCE_EXHAUSTED with RetryInfo', async () => {
+    running = await startGateway({
+      policy: supportPolicy(),
+      grpc: { port: 0 },
+      maxRequestBytes: 1024 * 1024,
+      maxInFlightBytes: 2 * 1024 * 1024,
+    });
+    const address = running.addresses.grpc!;
+    const registry = running.gateway.registry;
+    const inFlight = () => registry.value('toolwatch_gateway_grpc_body_bytes');
+    // Two slow senders, each within the message limit, hold 1.6 MB between them (5 bytes of
+    // gRPC framing each).
+    const first = slowCall(address, 1_000_000, 800_000);
+    await until('the first message', () => inFlight() === 800_005);
+    slowCall(address, 1_000_000, 800_000);
+    await until('the second message', () => inFlight() === 1_600_010);
+    // Before: the third was read too (and a fourth, …): grpc-js bounds each message only.
+    const third = slowCall(address, 1_000_000, 800_000);
+    await until('the third to be refused', () => third.answer.status, 5000);
+    expect(third.answer.status).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect(third.answer.message).toMatch(/^gateway busy: request bodies in flight over 2097152 bytes/);
+    expect(retryDelayMs(third.answer.details!)).toBe(1000);
+    // What the refused call had sent is let go with its stream.
+    await until('the refused call to be let go', () => inFlight() === 1_600_010);
+    expect(
+      registry.value('toolwatch_gateway_requests_total', { transport: 'grpc', outcome: 'in_flight_full' }),
+    ).toBe(1);
+    // A sender that gives up (the client cancels) gives its bytes back.
+    first.stream.close();
+    await until('the cancelled call to be let go', () => inFlight() === 800_005);
+    for (const s of sessions.splice(0)) s.destroy();
+    await until('every call to be let go', () => inFlight() === 0);
+    // Whole calls are accepted again, and hold nothing once answered.
+    expect(await exportCall(address, protobufOf(recordRun(['lookup_account'])))).toBeNull();
+    expect(inFlight()).toBe(0);
+  });
+
+  it('gives the bytes back on every ending (accepted, undecodable, unauthenticated, gzip bomb) and counts a compressed message inflated', async () => {
+    running = await startGateway({
+      policy: supportPolicy(),
+      grpc: { port: 0 },
+      maxRequestBytes: 1024 * 1024,
+      maxInFlightBytes: 1_500_000,
+      token: 't0ken',
+    });
+    const address = running.addresses.grpc!;
+    const registry = running.gateway.registry;
+    const inFlight = () => registry.value('toolwatch_gateway_grpc_body_bytes');
+    const call = (body: Uint8Array, options: grpc.ChannelOptions = {}, token = 't0ken') => {
+      const client = new grpc.Client(address, grpc.credentials.createInsecure(), options);
+      const metadata = new grpc.Metadata();
+      metadata.set('authorization', `Bearer ${token}`);
+      return new Promise<grpc.status>((resolve) =>
+        client.makeUnaryRequest(EXPORT, identity, identity, Buffer.from(body), metadata, (error) => {
+          client.close();
+          resolve(error?.code ?? grpc.status.OK);
+        }),
+      );
+    };
+    const trace = protobufOf(recordRun(['lookup_account']));
+    expect(await call(trace)).toBe(grpc.status.OK);
+    expect(inFlight()).toBe(0);
+    expect(await call(new Uint8Array([0x0a, 0xff, 0xff, 0x01]))).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(inFlight()).toBe(0);
+    expect(await call(trace, {}, 'wrong')).toBe(grpc.status.UNAUTHENTICATED);
+    expect(inFlight()).toBe(0);
+    const gzip = { 'grpc.default_compression_algorithm': 2 };
+    expect(await call(new Uint8Array(64 * 1024 * 1024), gzip)).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    await until('the bomb to be let go', () => inFlight() === 0);
+    expect(
+      registry.value('toolwatch_gateway_requests_total', { transport: 'grpc', outcome: 'in_flight_full' }),
+    ).toBe(0);
+    // Beside a slow sender holding 800 KB, 650 KB sent plain fit (and are undecodable zeros) …
+    slowCall(address, 1_000_000, 800_000);
+    await until('the slow sender', () => inFlight() === 800_005);
+    expect(await call(new Uint8Array(650_000))).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(inFlight()).toBe(800_005);
+    // … but 900 KB gzip-compressed to ~1 KB do not: the inflated message is held too.
+    expect(await call(new Uint8Array(900_000), gzip)).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    expect(
+      registry.value('toolwatch_gateway_requests_total', { transport: 'grpc', outcome: 'in_flight_full' }),
+    ).toBe(1);
+    await until('the compressed call to be let go', () => inFlight() === 800_005);
+    for (const s of sessions.splice(0)) s.destroy();
+    await until('every call to be let go', () => inFlight() === 0);
+  });
+
+  it('is one budget with HTTP: bodies held over HTTP leave that much less for gRPC', async () => {
+    running = await startGateway({
+      policy: supportPolicy(),
+      http: { port: 0 },
+      grpc: { port: 0 },
+      maxRequestBytes: 1024 * 1024,
+      maxInFlightBytes: 2 * 1024 * 1024,
+    });
+    const registry = running.gateway.registry;
+    const port = Number(running.addresses.http!.split(':').pop());
+    slowPost(port, 1_000_000, 800_000);
+    slowPost(port, 1_000_000, 800_000);
+    await until('the HTTP bodies', () => registry.value('toolwatch_gateway_http_body_bytes') === 1_600_000);
+    const call = slowCall(running.addresses.grpc!, 1_000_000, 800_000);
+    await until('the gRPC call to be refused', () => call.answer.status, 5000);
+    expect(call.answer.status).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    await until(
+      'the refused call to be let go',
+      () => registry.value('toolwatch_gateway_grpc_body_bytes') === 0,
+    );
+    for (const p of posts.splice(0)) p.destroy();
+    await until(
+      'the HTTP bodies to be let go',
+      () => registry.value('toolwatch_gateway_http_body_bytes') === 0,
+    );
+  });
+
+  it('a flood of concurrent large calls from grpc-js clients: the excess is refused with RetryInfo, the memory taken stays near the budget, and everything is given back', async () => {
+    const budget = 8 * 1024 * 1024;
+    running = await startGateway({
+      policy: supportPolicy(),
+      grpc: { port: 0 },
+      maxRequestBytes: 4 * 1024 * 1024,
+      maxInFlightBytes: budget,
+    });
+    const registry = running.gateway.registry;
+    const inFlight = () => registry.value('toolwatch_gateway_grpc_body_bytes');
+    // Buffers of the earlier tests are freed a little after the collection that finds them.
+    gc();
+    await new Promise((r) => setTimeout(r, 100));
+    gc();
+    const before = heldMemory();
+    let peak = 0;
+    let peakInFlight = 0;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, heldMemory() - before);
+      peakInFlight = Math.max(peakInFlight, inFlight());
+    }, 2);
+    // 4 connections × 16 calls × 2 MiB = 128 MiB sent at once.
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(
+        process.execPath,
+        [
+          new URL('./grpc-flood-client.mjs', import.meta.url).pathname,
+          running!.addresses.grpc!,
+          '4',
+          '16',
+          String(2 * 1024 * 1024),
+        ],
+        { timeout: 60_000 },
+        (err, stdout) => (err ? reject(err) : resolve(stdout)),
+      ),
+    );
+    clearInterval(sampler);
+    const { codes, retryInfo } = JSON.parse(out) as { codes: Record<string, number>; retryInfo: number };
+    console.log(
+      `gRPC flood: ${JSON.stringify(codes)}; peak memory +${(peak / 1e6).toFixed(1)} MB, peak in flight ${(peakInFlight / 1e6).toFixed(1)} MB (budget ${(budget / 1e6).toFixed(1)} MB)`,
+    );
+    const refused = codes[grpc.status.RESOURCE_EXHAUSTED] ?? 0;
+    expect(refused).toBeGreaterThan(0);
+    expect(retryInfo).toBe(refused);
+    expect(
+      registry.value('toolwatch_gateway_requests_total', { transport: 'grpc', outcome: 'in_flight_full' }),
+    ).toBe(refused);
+    // Every call was answered: accepted (no spans), undecodable, or refused; some got through.
+    const answered = [grpc.status.OK, grpc.status.INVALID_ARGUMENT, grpc.status.RESOURCE_EXHAUSTED];
+    expect(Object.keys(codes).filter((c) => !answered.map(String).includes(c))).toEqual([]);
+    expect(Object.values(codes).reduce((a, b) => a + b, 0)).toBe(64);
+    expect(refused).toBeLessThan(64);
+    expect(peakInFlight).toBeLessThanOrEqual(budget);
+    // Without the bound: +300 MB (every message received and decoded at once). With it:
+    // +35–50 MB, the budget plus what decoding the admitted calls leaves to collect.
+    expect(peak).toBeLessThan(100e6);
+    await until('every call to be let go', () => inFlight() === 0);
+  });
+});
