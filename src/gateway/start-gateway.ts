@@ -4,6 +4,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { BodyBudget } from './body-budget.js';
+import { limitConnections } from './connection-limit.js';
 import { grpcServer } from './grpc-receiver.js';
 import { httpHandler, serveProbes } from './http-receiver.js';
 import { ToolwatchGateway, type ToolwatchGatewayOptions } from './toolwatch-gateway.js';
@@ -36,6 +37,12 @@ export interface StartGatewayOptions extends ToolwatchGatewayOptions {
    * RESOURCE_EXHAUSTED with RetryInfo. Default 256 MiB.
    */
   maxInFlightBytes?: number;
+  /**
+   * Open connections each HTTP listener (OTLP/HTTP, metrics) keeps; one more is closed on
+   * arrival (`toolwatch_gateway_connections_refused_total`). gRPC connections are not capped:
+   * grpc-js has no such setting. Default 4,096.
+   */
+  maxConnections?: number;
   /** How long `close()` waits for forwarding before dead-lettering the rest. Default 30,000 ms. */
   drainTimeoutMs?: number;
 }
@@ -59,6 +66,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   let rpc: grpc.Server | undefined;
   // One budget for both transports: the limit is the memory bodies may take, not that much twice.
   const budget = new BodyBudget(options.maxInFlightBytes ?? 256 * 1024 * 1024, gateway.registry);
+  const maxConnections = options.maxConnections ?? 4096;
   try {
     if (options.http) {
       const handler = httpHandler(gateway, {
@@ -70,6 +78,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         budget,
       });
       const server = tls ? createHttpsServer(tls, handler) : createHttpServer(handler);
+      limitConnections(server, 'http', maxConnections, gateway.registry);
       addresses.http = await listen(server, options.http);
       servers.push(server);
     }
@@ -80,6 +89,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
           res.end('not found\n');
         }
       });
+      limitConnections(server, 'metrics', maxConnections, gateway.registry);
       addresses.metrics = await listen(server, options.metrics);
       servers.push(server);
     }

@@ -22,6 +22,7 @@ describe('serve: numeric flags at their edges', () => {
     'max-decompressed-bytes',
     'max-in-flight-bytes',
     'max-held-bytes',
+    'max-connections',
   ])(
     'serve --%s 0 is a usage error (it refused every request for as long as the gateway ran)',
     async (flag) => {

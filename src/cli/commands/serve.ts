@@ -36,6 +36,8 @@ writes the verdicts onto the agent spans and forwards every span.
   --max-in-flight-bytes N  request bytes held at once by all HTTP and gRPC export calls
                         being received or decoded (429 / RESOURCE_EXHAUSTED beyond),
                         default 268435456
+  --max-connections N   open connections per HTTP listener (OTLP/HTTP, metrics); more
+                        are closed on arrival, default 4096
   --drain-timeout MS    on SIGTERM, how long to wait for forwarding (default 30000)
   -h, --help            this text
 
@@ -66,6 +68,7 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
         'max-request-bytes': { type: 'string' },
         'max-decompressed-bytes': { type: 'string' },
         'max-in-flight-bytes': { type: 'string' },
+        'max-connections': { type: 'string' },
         'drain-timeout': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -132,6 +135,7 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
     maxRequestBytes: number('max-request-bytes', 1),
     maxDecompressedBytes: number('max-decompressed-bytes', 1),
     maxInFlightBytes: number('max-in-flight-bytes', 1),
+    maxConnections: number('max-connections', 1),
     drainTimeoutMs: number('drain-timeout'),
   };
   if (!values.policy) problems.push('--policy is required');
