@@ -83,9 +83,9 @@ export function grpcServer(gateway: ToolwatchGateway, options: GrpcReceiverOptio
  * Counts an Export call's bytes against the budget as its data frames arrive, before grpc-js
  * has the whole message (a message is handed over only once complete, so counting there
  * would let any number of slow senders each hold up to the message limit), plus the message
- * after decompression. Over the budget the call is refused at once and its stream reset, so
- * the sender stops and what it sent is let go. The bytes are given back when the call's
- * stream closes: answered, refused, cancelled, timed out or its connection lost.
+ * after decompression. Over the budget the call is refused at once. The bytes are given back
+ * when the call's stream closes: answered, refused, cancelled, timed out or its connection
+ * lost.
  */
 function inFlightBytes(budget: BodyBudget): grpc.ServerInterceptor {
   return (_method, call) => {
@@ -93,17 +93,14 @@ function inFlightBytes(budget: BodyBudget): grpc.ServerInterceptor {
     let held = 0;
     let compressed: boolean | undefined;
     let refused = false;
-    const refuse = () => {
-      refused = true;
-      budget.refused('grpc');
-      call.sendStatus(statusError(grpc.status.RESOURCE_EXHAUSTED, budget.busyMessage(), budget.retryAfterMs));
-      // The answer is queued before the reset, so the sender reads the status, then stops.
-      if (stream && !stream.closed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
-    };
     const take = (n: number): boolean => {
       if (refused) return false;
       if (!budget.take(n, 'grpc')) {
-        refuse();
+        refused = true;
+        budget.refused('grpc');
+        call.sendStatus(
+          statusError(grpc.status.RESOURCE_EXHAUSTED, budget.busyMessage(), budget.retryAfterMs),
+        );
         return false;
       }
       held += n;
@@ -112,8 +109,15 @@ function inFlightBytes(budget: BodyBudget): grpc.ServerInterceptor {
     if (stream) {
       // Before grpc-js's own listener: a refused chunk never reaches its decoder.
       stream.prependListener('data', (chunk: Buffer) => {
+        // Answered already (refused, too large, past its deadline): grpc-js discards the rest.
+        if (stream.headersSent) return;
         compressed ??= chunk[0] === 1;
         take(chunk.length);
+      });
+      // Answered before the sender finished: reset the stream (the status is queued before
+      // the reset), so a sender that goes on, or goes quiet, does not keep what it sent held.
+      stream.once('finish', () => {
+        if (!stream.readableEnded && !stream.closed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
       });
       stream.once('close', () => {
         budget.give(held, 'grpc');

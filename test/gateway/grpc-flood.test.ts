@@ -47,6 +47,7 @@ function slowCall(
   address: string,
   length: number,
   sent: number,
+  headers: Record<string, string> = {},
 ): { stream: ClientHttp2Stream; answer: Answer } {
   const session = connect(`http://${address}`);
   session.on('error', () => undefined);
@@ -56,6 +57,7 @@ function slowCall(
     ':path': EXPORT,
     'content-type': 'application/grpc',
     te: 'trailers',
+    ...headers,
   });
   stream.on('error', () => undefined);
   const answer: Answer = {};
@@ -200,6 +202,40 @@ describe('gateway gRPC receiver, flooded with messages', () => {
     await until('the compressed call to be let go', () => inFlight() === 800_005);
     for (const s of sessions.splice(0)) s.destroy();
     await until('every call to be let go', () => inFlight() === 0);
+  });
+
+  it('a call answered before its sender finished (too large, past its deadline) is reset: what it sent or goes on sending is not held', async () => {
+    running = await startGateway({
+      policy: supportPolicy(),
+      grpc: { port: 0 },
+      maxRequestBytes: 1024 * 1024,
+      maxInFlightBytes: 2 * 1024 * 1024,
+    });
+    const address = running.addresses.grpc!;
+    const registry = running.gateway.registry;
+    const inFlight = () => registry.value('toolwatch_gateway_grpc_body_bytes');
+    // Declares 5 MB, over the message limit, and streams on regardless: answered and reset;
+    // the chunks grpc-js discards after its answer are not counted.
+    const large = slowCall(address, 5_000_000, 100_000);
+    await until('the large call to be refused', () => large.answer.status, 5000);
+    expect(large.answer.status).toBe(grpc.status.RESOURCE_EXHAUSTED);
+    for (let i = 0; i < 30 && !large.stream.destroyed; i++) {
+      large.stream.write(Buffer.alloc(100_000));
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await until('the large call to be let go', () => inFlight() === 0 && large.stream.destroyed);
+    // Sends half its message with a 300 ms deadline, then goes quiet without closing. Before:
+    // grpc-js answered DEADLINE_EXCEEDED but kept the stream, and the 500 KB, until the sender
+    // closed it.
+    const quiet = slowCall(address, 1_000_000, 500_000, { 'grpc-timeout': '300m' });
+    await until('the quiet call', () => inFlight() === 500_005);
+    await until('the deadline', () => quiet.answer.status, 5000);
+    expect(quiet.answer.status).toBe(grpc.status.DEADLINE_EXCEEDED);
+    await until('the quiet call to be let go', () => inFlight() === 0);
+    expect(quiet.stream.destroyed).toBe(true);
+    expect(
+      registry.value('toolwatch_gateway_requests_total', { transport: 'grpc', outcome: 'in_flight_full' }),
+    ).toBe(0);
   });
 
   it('is one budget with HTTP: bodies held over HTTP leave that much less for gRPC', async () => {
