@@ -35,7 +35,9 @@ import {
   ToolwatchSpanProcessor,
   type ToolwatchSpanProcessorOptions,
 } from '../src/processor/toolwatch-span-processor.js';
+import { readAhead } from '../src/reconstruction/read-facts.js';
 import { reconstructTrace } from '../src/reconstruction/reconstruct-trace.js';
+import { policyArgumentsRead } from '../src/scorers/arguments-read.js';
 import { reliability } from '../src/scorers/reliability.js';
 import { toolOrder } from '../src/scorers/tool-order.js';
 import { trajectory } from '../src/scorers/trajectory.js';
@@ -572,6 +574,19 @@ function breakdown() {
   const policy = benchPolicy();
   const rule = policy.rules[0]!;
   const runOf = () => reconstructTrace(likes).runs[0]!;
+  // As the processor reads a judged run: facts read ahead, tool values parsed only where the policy's scorers read them.
+  const argumentsRead = policyArgumentsRead(policy);
+  const readRunInFull = () =>
+    reconstructTrace(
+      likes,
+      likes.map((l) => readAhead(l)),
+    ).runs[0]!;
+  const readRun = () =>
+    reconstructTrace(
+      likes,
+      likes.map((l) => readAhead(l, argumentsRead !== undefined)),
+      argumentsRead,
+    ).runs[0]!;
   const agentRunModel = runOf();
   const evaluation = evaluateRunSync(agentRunModel, rule, policy);
   const sink = { addEvent: (_name: string) => undefined, setAttributes: (_attributes: unknown) => undefined };
@@ -584,6 +599,8 @@ function breakdown() {
   return {
     convert: time(() => kept.map(fromReadableSpan)),
     reconstruct: time(runOf),
+    readInFull: time(readRunInFull),
+    readAndReconstruct: time(readRun),
     evaluate: time(() => evaluateRunSync(agentRunModel, rule, policy)),
     emit: time(() => {
       sink.setAttributes(verdictAttributes(evaluation.verdict));
@@ -753,6 +770,9 @@ export async function run(): Promise<BenchReport> {
       workload: 'per agent run, in isolation (µs)',
       'span conversion': parts.convert,
       reconstructTrace: parts.reconstruct,
+      'facts read ahead + reconstructTrace, every tool value parsed': parts.readInFull,
+      'the same, tool values parsed only where the scorers read them (as the processor)':
+        parts.readAndReconstruct,
       'evaluateRunSync (3 scorers)': parts.evaluate,
       'emission (attrs + 3 events)': parts.emit,
     });
