@@ -37,6 +37,13 @@ export interface GrpcReceiverOptions {
   maxInFlightBytes?: number;
   /** A budget shared with the HTTP receiver (`startGateway` passes one). Default its own. */
   budget?: BodyBudget;
+  /**
+   * Longest a call's message may take to arrive whole, else DEADLINE_EXCEEDED and the stream
+   * reset: without it, a sender that sends part of a message and goes quiet, with no deadline
+   * of its own, holds its share of the budget for as long as its connection lives. Default
+   * 300,000 ms (Node's HTTP `requestTimeout`).
+   */
+  receiveTimeoutMs?: number;
 }
 
 export function grpcServer(gateway: ToolwatchGateway, options: GrpcReceiverOptions = {}): grpc.Server {
@@ -44,7 +51,7 @@ export function grpcServer(gateway: ToolwatchGateway, options: GrpcReceiverOptio
     options.budget ?? new BodyBudget(options.maxInFlightBytes ?? 256 * 1024 * 1024, gateway.registry);
   const server = new grpc.Server({
     'grpc.max_receive_message_length': options.maxRequestBytes ?? 16 * 1024 * 1024,
-    interceptors: [inFlightBytes(budget)],
+    interceptors: [inFlightBytes(budget, options.receiveTimeoutMs ?? 300_000)],
   });
   server.addService(TRACE_SERVICE, {
     Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
@@ -87,9 +94,16 @@ export function grpcServer(gateway: ToolwatchGateway, options: GrpcReceiverOptio
  * when the call's stream closes: answered, refused, cancelled, timed out or its connection
  * lost.
  */
-function inFlightBytes(budget: BodyBudget): grpc.ServerInterceptor {
+function inFlightBytes(budget: BodyBudget, receiveTimeoutMs: number): grpc.ServerInterceptor {
   return (_method, call) => {
     const stream = http2StreamOf(call);
+    const timer = setTimeout(() => {
+      call.sendStatus({
+        code: grpc.status.DEADLINE_EXCEEDED,
+        details: `message not received whole within ${receiveTimeoutMs} ms`,
+      });
+    }, receiveTimeoutMs);
+    timer.unref();
     let held = 0;
     let compressed: boolean | undefined;
     let refused = false;
@@ -120,6 +134,7 @@ function inFlightBytes(budget: BodyBudget): grpc.ServerInterceptor {
         if (!stream.readableEnded && !stream.closed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
       });
       stream.once('close', () => {
+        clearTimeout(timer);
         budget.give(held, 'grpc');
         held = 0;
       });
@@ -128,6 +143,7 @@ function inFlightBytes(budget: BodyBudget): grpc.ServerInterceptor {
       start: (next) =>
         next({
           onReceiveMessage: (message: Buffer, pass) => {
+            clearTimeout(timer);
             // A compressed message is held twice: as received and inflated. Without the
             // stream (another grpc-js layout) the message is all that can be counted.
             if ((compressed === true || !stream) && !take(message.length)) return;

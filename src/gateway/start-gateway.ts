@@ -43,6 +43,11 @@ export interface StartGatewayOptions extends ToolwatchGatewayOptions {
    * grpc-js has no such setting. Default 4,096.
    */
   maxConnections?: number;
+  /**
+   * Longest a request may take to arrive whole: HTTP answers 408 (Node's `requestTimeout`),
+   * gRPC DEADLINE_EXCEEDED with the stream reset. Default 300,000 ms.
+   */
+  requestTimeoutMs?: number;
   /** How long `close()` waits for forwarding before dead-lettering the rest. Default 30,000 ms. */
   drainTimeoutMs?: number;
 }
@@ -79,6 +84,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       });
       const server = tls ? createHttpsServer(tls, handler) : createHttpServer(handler);
       limitConnections(server, 'http', maxConnections, gateway.registry);
+      if (options.requestTimeoutMs !== undefined) server.requestTimeout = options.requestTimeoutMs;
       addresses.http = await listen(server, options.http);
       servers.push(server);
     }
@@ -98,6 +104,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         ...(options.token !== undefined ? { token: options.token } : {}),
         ...(options.maxRequestBytes !== undefined ? { maxRequestBytes: options.maxRequestBytes } : {}),
         budget,
+        ...(options.requestTimeoutMs !== undefined ? { receiveTimeoutMs: options.requestTimeoutMs } : {}),
       });
       const credentials = tls
         ? grpc.ServerCredentials.createSsl(null, [{ cert_chain: tls.cert, private_key: tls.key }], false)

@@ -23,6 +23,7 @@ describe('serve: numeric flags at their edges', () => {
     'max-in-flight-bytes',
     'max-held-bytes',
     'max-connections',
+    'request-timeout',
   ])(
     'serve --%s 0 is a usage error (it refused every request for as long as the gateway ran)',
     async (flag) => {

@@ -204,12 +204,13 @@ describe('gateway gRPC receiver, flooded with messages', () => {
     await until('every call to be let go', () => inFlight() === 0);
   });
 
-  it('a call answered before its sender finished (too large, past its deadline) is reset: what it sent or goes on sending is not held', async () => {
+  it('a call answered before its sender finished (too large, past its deadline, too slow) is reset: what it sent or goes on sending is not held', async () => {
     running = await startGateway({
       policy: supportPolicy(),
       grpc: { port: 0 },
       maxRequestBytes: 1024 * 1024,
       maxInFlightBytes: 2 * 1024 * 1024,
+      requestTimeoutMs: 1000,
     });
     const address = running.addresses.grpc!;
     const registry = running.gateway.registry;
@@ -233,6 +234,14 @@ describe('gateway gRPC receiver, flooded with messages', () => {
     expect(quiet.answer.status).toBe(grpc.status.DEADLINE_EXCEEDED);
     await until('the quiet call to be let go', () => inFlight() === 0);
     expect(quiet.stream.destroyed).toBe(true);
+    // The same without a deadline of its own: the gateway's request timeout ends it. Before:
+    // held for as long as the connection lived, so a few such senders took the whole budget.
+    const stalled = slowCall(address, 1_000_000, 500_000);
+    await until('the stalled call', () => inFlight() === 500_005);
+    await until('the request timeout', () => stalled.answer.status, 5000);
+    expect(stalled.answer.status).toBe(grpc.status.DEADLINE_EXCEEDED);
+    expect(stalled.answer.message).toBe('message not received whole within 1000 ms');
+    await until('the stalled call to be let go', () => inFlight() === 0);
     expect(
       registry.value('toolwatch_gateway_requests_total', { transport: 'grpc', outcome: 'in_flight_full' }),
     ).toBe(0);

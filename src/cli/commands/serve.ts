@@ -38,6 +38,8 @@ writes the verdicts onto the agent spans and forwards every span.
                         default 268435456
   --max-connections N   open connections per HTTP listener (OTLP/HTTP, metrics); more
                         are closed on arrival, default 4096
+  --request-timeout MS  longest a request may take to arrive whole (HTTP 408, gRPC
+                        DEADLINE_EXCEEDED), default 300000
   --drain-timeout MS    on SIGTERM, how long to wait for forwarding (default 30000)
   -h, --help            this text
 
@@ -69,6 +71,7 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
         'max-decompressed-bytes': { type: 'string' },
         'max-in-flight-bytes': { type: 'string' },
         'max-connections': { type: 'string' },
+        'request-timeout': { type: 'string' },
         'drain-timeout': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -136,6 +139,7 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
     maxDecompressedBytes: number('max-decompressed-bytes', 1),
     maxInFlightBytes: number('max-in-flight-bytes', 1),
     maxConnections: number('max-connections', 1),
+    requestTimeoutMs: number('request-timeout', 1),
     drainTimeoutMs: number('drain-timeout'),
   };
   if (!values.policy) problems.push('--policy is required');
