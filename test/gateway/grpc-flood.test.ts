@@ -247,7 +247,7 @@ describe('gateway gRPC receiver, flooded with messages', () => {
     ).toBe(0);
   });
 
-  it('is one budget with HTTP: bodies held over HTTP leave that much less for gRPC', async () => {
+  it('is one budget with HTTP: bodies held over either transport leave that much less for the other', async () => {
     running = await startGateway({
       policy: supportPolicy(),
       http: { port: 0 },
@@ -270,6 +270,24 @@ describe('gateway gRPC receiver, flooded with messages', () => {
     for (const p of posts.splice(0)) p.destroy();
     await until(
       'the HTTP bodies to be let go',
+      () => registry.value('toolwatch_gateway_http_body_bytes') === 0,
+    );
+    // The other way round: gRPC calls hold 1.6 MB, an HTTP body is refused.
+    slowCall(running.addresses.grpc!, 1_000_000, 800_000);
+    slowCall(running.addresses.grpc!, 1_000_000, 800_000);
+    await until('the gRPC calls', () => registry.value('toolwatch_gateway_grpc_body_bytes') === 1_600_010);
+    const refused = await fetch(`http://127.0.0.1:${port}/v1/traces`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-protobuf' },
+      body: new Uint8Array(800_000),
+    });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(
+      registry.value('toolwatch_gateway_requests_total', { transport: 'http', outcome: 'in_flight_full' }),
+    ).toBe(1);
+    await until(
+      'the HTTP body to be let go',
       () => registry.value('toolwatch_gateway_http_body_bytes') === 0,
     );
   });
