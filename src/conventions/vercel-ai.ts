@@ -66,9 +66,20 @@ export const vercelAiTool = guarded(
   undefined,
 );
 
-function readTool(span: SpanLike): ToolFacts | undefined {
+/** With `deferValues`, arguments and result are left unread (neither decides what the span is here). */
+function readTool(span: SpanLike, deferValues = false): ToolFacts | undefined {
   const a = span.attributes;
   const name = readString(a[ATTR_AI_TOOL_CALL_NAME]) ?? span.name;
+  if (deferValues) {
+    const facts: ToolFacts = { convention: CONVENTION, name, usable: true, ...readToolStatus(span) };
+    facts.unread = {
+      args: a[ATTR_AI_TOOL_CALL_ARGS] ?? a[ATTR_AI_TOOL_CALL_INPUT],
+      result: a[ATTR_AI_TOOL_CALL_RESULT] ?? a[ATTR_AI_TOOL_CALL_OUTPUT],
+    };
+    const id = readString(a[ATTR_AI_TOOL_CALL_ID]);
+    if (id) facts.callId = id;
+    return facts;
+  }
   const facts: ToolFacts = {
     convention: CONVENTION,
     name,

@@ -92,6 +92,8 @@ const lazily = (spans: SpanLike[], argsRead: ReadonlySet<string>) =>
     argsRead,
   );
 const VALUES = ['args', 'argsRaw', 'argsError', 'result'] as const;
+/** The conventions whose tool readers leave values unread. */
+const DEFERRING = new Set(['gen_ai', 'ai_sdk']);
 /** An execution without its values, links by span id (linked objects carry values of their own). */
 const withoutValues = (e: ToolExecution) => {
   const copy: Record<string, unknown> = { ...e, run: e.run?.spanId, request: e.request?.llmSpanId };
@@ -129,21 +131,27 @@ describe('tool values left unread', () => {
     }
   });
 
-  it('never parses a GenAI tool result (no built-in scorer reads one)', () => {
+  it('never parses a GenAI or AI SDK tool result (no built-in scorer reads one)', () => {
     let unread = 0;
+    let unreadAiSdk = 0;
     for (const { file, spans } of all) {
       const eager = runsInOrder(reconstructTrace(spans).runs);
       runsInOrder(lazily(spans, allTools(spans)).runs).forEach((run, i) => {
         run.executions.forEach((e, k) => {
-          // (The other conventions' adapters read everything at once.)
-          if (e.convention !== 'gen_ai' || eager[i]!.executions[k]!.result === undefined) return;
-          if (e.result === undefined) unread++;
+          // (The other conventions' adapters read everything at once: a result may hold the
+          // call id or a handoff.)
+          if (!DEFERRING.has(e.convention) || eager[i]!.executions[k]!.result === undefined) return;
+          if (e.result === undefined) {
+            unread++;
+            if (e.convention !== 'gen_ai') unreadAiSdk++;
+          }
           // Else read at once, because it might have made the call a refusal.
           else expect(JSON.stringify(e.result), file).toMatch(/validation|\\/);
         });
       });
     }
     expect(unread).toBeGreaterThan(20);
+    expect(unreadAiSdk).toBeGreaterThan(5);
   });
 
   it('reads no value of a tool nobody names (unless joins or history need them), and nothing else changes', () => {
