@@ -88,7 +88,12 @@ export interface ToolRequest {
 export interface ToolExecution {
   name: string;
   callId?: string;
-  /** Parsed arguments (object for nearly every tool); undefined when unreadable. */
+  /**
+   * Parsed arguments (object for nearly every tool); undefined when unreadable. In the span
+   * processor, also undefined (with `argsRaw` and `result`) for tools whose arguments no
+   * scorer of the policy reads: built-in scorers say which they read, and a policy with a
+   * custom scorer or an LLM judge has every value read.
+   */
   args?: unknown;
   /** The raw argument text when it could not be parsed (or was truncated). */
   argsRaw?: string;
