@@ -29,6 +29,7 @@ describe('alerting configuration (promtool, amtool)', () => {
         ['promtool', ['check', 'config', 'prometheus-gateways.yml']],
         ['promtool', ['check', 'rules', 'toolwatch-alerts.yml', 'toolwatch-gateway-alerts.yml']],
         ['promtool', ['test', 'rules', 'toolwatch-alerts.test.yml']],
+        ['promtool', ['test', 'rules', 'toolwatch-gateway-alerts.test.yml']],
         ['amtool', ['check-config', 'alertmanager.yml']],
       ] as const) {
         const r = spawnSync(cmd, args, { cwd: configDir, encoding: 'utf8' });
