@@ -94,7 +94,7 @@ export function grpcServer(gateway: ToolwatchGateway, options: GrpcReceiverOptio
  * when the call's stream closes: answered, refused, cancelled, timed out or its connection
  * lost.
  */
-function inFlightBytes(budget: BodyBudget, receiveTimeoutMs: number): grpc.ServerInterceptor {
+export function inFlightBytes(budget: BodyBudget, receiveTimeoutMs: number): grpc.ServerInterceptor {
   return (_method, call) => {
     const stream = http2StreamOf(call);
     const timer = setTimeout(() => {
@@ -105,6 +105,11 @@ function inFlightBytes(budget: BodyBudget, receiveTimeoutMs: number): grpc.Serve
     }, receiveTimeoutMs);
     timer.unref();
     let held = 0;
+    const release = () => {
+      clearTimeout(timer);
+      budget.give(held, 'grpc');
+      held = 0;
+    };
     let compressed: boolean | undefined;
     let refused = false;
     const take = (n: number): boolean => {
@@ -133,11 +138,7 @@ function inFlightBytes(budget: BodyBudget, receiveTimeoutMs: number): grpc.Serve
       stream.once('finish', () => {
         if (!stream.readableEnded && !stream.closed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
       });
-      stream.once('close', () => {
-        clearTimeout(timer);
-        budget.give(held, 'grpc');
-        held = 0;
-      });
+      stream.once('close', release);
     }
     return new grpc.ServerInterceptingCall(call, {
       start: (next) =>
@@ -149,7 +150,13 @@ function inFlightBytes(budget: BodyBudget, receiveTimeoutMs: number): grpc.Serve
             if ((compressed === true || !stream) && !take(message.length)) return;
             pass(message);
           },
+          // Without the stream, the call's end is all there is to give the bytes back on.
+          onCancel: stream ? undefined : release,
         }),
+      sendStatus: (status, next) => {
+        if (!stream) release();
+        next(status);
+      },
     });
   };
 }

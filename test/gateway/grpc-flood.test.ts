@@ -5,6 +5,9 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { BodyBudget } from '../../src/gateway/body-budget.js';
+import { inFlightBytes } from '../../src/gateway/grpc-receiver.js';
+import { PrometheusRegistry } from '../../src/gateway/prometheus-registry.js';
 import { type RunningGateway, startGateway } from '../../src/gateway/start-gateway.js';
 import { fields } from '../../src/otlp/protobuf-wire.js';
 import { protobufOf, recordRun, supportPolicy, until } from './helpers.js';
@@ -349,5 +352,55 @@ describe('gateway gRPC receiver, flooded with messages', () => {
     // +35–50 MB, the budget plus what decoding the admitted calls leaves to collect.
     expect(peak).toBeLessThan(100e6);
     await until('every call to be let go', () => inFlight() === 0);
+  });
+  it('without the HTTP/2 stream (another grpc-js layout), counts whole messages and gives them back when each call ends', () => {
+    // The receiver finds grpc-js's stream by its shape; a grpc-js that keeps it elsewhere
+    // leaves only the call: messages are counted once whole, and given back when the call is
+    // answered or cancelled. A call object with no stream, under grpc-js's own
+    // ServerInterceptingCall.
+    const budget = new BodyBudget(1_000_000, new PrometheusRegistry());
+    const interceptor = inFlightBytes(budget, 60_000);
+    const call = () => {
+      const below: {
+        listener?: grpc.ServerListener & { onReceiveMessage(m: unknown): void; onCancel(): void };
+      } = {};
+      const statuses: number[] = [];
+      const fake = {
+        start: (listener: never) => {
+          below.listener = listener;
+        },
+        sendStatus: (status: { code: number }) => statuses.push(status.code),
+        startRead: () => undefined,
+      } as unknown as grpc.ServerInterceptingCallInterface;
+      const intercepting = interceptor({ path: EXPORT } as never, fake);
+      const received: number[] = [];
+      intercepting.start({
+        onReceiveMetadata: () => undefined,
+        onReceiveMessage: (m: Buffer) => received.push(m.length),
+        onReceiveHalfClose: () => undefined,
+        onCancel: () => undefined,
+      });
+      return { intercepting, below, statuses, received };
+    };
+    // Four answered calls of 400 KB against a 1 MB budget: bytes not given back would refuse the third.
+    for (let i = 0; i < 4; i++) {
+      const c = call();
+      c.below.listener!.onReceiveMessage(Buffer.alloc(400_000));
+      expect(c.received).toEqual([400_000]);
+      expect(budget.used).toBe(400_000);
+      c.intercepting.sendStatus({ code: grpc.status.OK, details: '' });
+      expect(c.statuses).toEqual([grpc.status.OK]);
+      expect(budget.used).toBe(0);
+    }
+    // A cancelled call gives its bytes back too; over the budget, a call is refused at once.
+    const cancelled = call();
+    cancelled.below.listener!.onReceiveMessage(Buffer.alloc(600_000));
+    const refused = call();
+    refused.below.listener!.onReceiveMessage(Buffer.alloc(600_000));
+    expect(refused.received).toEqual([]);
+    expect(refused.statuses).toEqual([grpc.status.RESOURCE_EXHAUSTED]);
+    expect(budget.used).toBe(600_000);
+    cancelled.below.listener!.onCancel();
+    expect(budget.used).toBe(0);
   });
 });
