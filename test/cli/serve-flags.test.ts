@@ -1,19 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { CliIo } from '../../src/cli/cli-io.js';
 import { serveCommand } from '../../src/cli/commands/serve.js';
-
-function capture(): { io: CliIo; err: () => string } {
-  let err = '';
-  return {
-    io: {
-      stdout: () => undefined,
-      stderr: (t) => {
-        err += t;
-      },
-    },
-    err: () => err,
-  };
-}
+import { capturedStderr } from '../helpers/captured-io.js';
 
 describe('serve: numeric flags at their edges', () => {
   it.each([
@@ -27,7 +14,7 @@ describe('serve: numeric flags at their edges', () => {
   ])(
     'serve --%s 0 is a usage error (it refused every request for as long as the gateway ran)',
     async (flag) => {
-      const { io, err } = capture();
+      const { io, err } = capturedStderr();
       // Nothing listens: the flags are checked before the policy is read or a port is bound.
       const code = await serveCommand(
         [
