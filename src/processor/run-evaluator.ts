@@ -165,6 +165,7 @@ export class RunEvaluator {
       entry,
       done,
       resolve,
+      queued: false,
       timer: setTimeout(() => this.finishLate(state, late, false), this._lateSpanTimeoutMs),
     };
     late.timer.unref?.();
@@ -186,28 +187,31 @@ export class RunEvaluator {
   finishLate(state: TraceState, late: LateRun, now: boolean): void {
     const spanId = late.entry.spanId;
     if (state.late.get(spanId) !== late) return;
-    state.late.delete(spanId);
     clearTimeout(late.timer);
-    const finish = () => {
-      try {
-        // Evicted (or over a span limit) since: judged on part of its run, a verdict could be false.
-        if (state.incomplete)
-          this.recordIncomplete(state, late.span, spanId, 'span', hasAgentAbove(state, late.entry));
-        else this.evaluate(state, late.entry, late.span, 'span');
-      } catch (error) {
-        this._problems.report('late', 'late evaluation failed', error);
-      } finally {
-        late.resolve();
-        this._buffer.releaseIfIdle(state);
-      }
-    };
-    if (now) finish();
-    else {
+    if (!now) {
+      // It stays in `state.late` until judged: the trace is not released meanwhile, so a
+      // shutdown (or an eviction) in the same tick still finds it, and judges it (or gives it
+      // its record) while the exporters accept spans.
+      if (late.queued) return;
+      late.queued = true;
       state.finishing++;
       queueMicrotask(() => {
         state.finishing--;
-        finish();
+        this.finishLate(state, late, true);
       });
+      return;
+    }
+    state.late.delete(spanId);
+    try {
+      // Evicted (or over a span limit) since: judged on part of its run, a verdict could be false.
+      if (state.incomplete)
+        this.recordIncomplete(state, late.span, spanId, 'span', hasAgentAbove(state, late.entry));
+      else this.evaluate(state, late.entry, late.span, 'span');
+    } catch (error) {
+      this._problems.report('late', 'late evaluation failed', error);
+    } finally {
+      late.resolve();
+      this._buffer.releaseIfIdle(state);
     }
   }
 

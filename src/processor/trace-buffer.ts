@@ -72,6 +72,8 @@ export interface LateRun {
   timer: ReturnType<typeof setTimeout>;
   done: Promise<void>;
   resolve: () => void;
+  /** Its wait is over and it is judged on the next microtask (it stays in `late` until then). */
+  queued: boolean;
 }
 
 export interface TraceState {
