@@ -41,14 +41,8 @@ export function readPolicyText(text: string): {
   }));
   for (const offset of duplicateKeys(doc.contents))
     errors.push({ offset, message: 'Map keys must be unique' });
-  if (errors.length > 0) {
-    errors.sort((a, b) => a.offset - b.offset);
-    return {
-      value: undefined,
-      problems: errors.map((e) => ({ path: '', message: e.message, ...at(e.offset) })),
-      locate,
-    };
-  }
+  if (errors.length > 0) return { value: undefined, problems: problemsAt(errors, at), locate };
+  let firstAlias: number | undefined;
   YAML.visit(doc, {
     Scalar(_key, node) {
       if (typeof node.value !== 'number') return;
@@ -56,8 +50,34 @@ export function readPolicyText(text: string): {
       const source = (node.srcToken as { source?: string } | undefined)?.source ?? '';
       if (/[.eE]|inf|nan/i.test(source)) (node as { value: unknown }).value = new PyFloat(node.value);
     },
+    Alias(_key, node) {
+      const offset = node.range?.[0] ?? 0;
+      firstAlias ??= offset;
+      // An alias inside the node it names makes a value that contains itself: every walk of
+      // it (validation, the `__proto__` check) would never end. Ranges nest as nodes do.
+      const range = node.resolve(doc)?.range;
+      if (range && range[0] <= offset && offset < range[2])
+        errors.push({ offset, message: `alias *${node.source} is inside the node it refers to (a cycle)` });
+    },
   });
-  return { value: doc.toJS({ maxAliasCount: 100 }), problems: [], locate };
+  if (errors.length > 0) return { value: undefined, problems: problemsAt(errors, at), locate };
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: 100 });
+  } catch (error) {
+    // yaml refuses aliases that expand too often (a "billion laughs" file): a problem of the file, not a crash.
+    const message = `aliases expand too often (${error instanceof Error ? firstLine(error.message) : String(error)})`;
+    return { value: undefined, problems: [{ path: '', message, ...at(firstAlias ?? 0) }], locate };
+  }
+  return { value, problems: [], locate };
+}
+
+function problemsAt(
+  errors: Array<{ offset: number; message: string }>,
+  at: (offset: number) => { line: number; column: number },
+): PolicyProblem[] {
+  errors.sort((a, b) => a.offset - b.offset);
+  return errors.map((e) => ({ path: '', message: e.message, ...at(e.offset) }));
 }
 
 /** Source offsets of every mapping key that repeats an earlier key of its mapping (as yaml's `uniqueKeys` check). */
