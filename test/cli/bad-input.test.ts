@@ -212,6 +212,14 @@ describe('CLI behaviour', () => {
     expect(noDir.stderr + full.stderr).not.toContain('internal error');
   });
 
+  it('a directory given as input is a usage error naming it, for score and baseline save', async () => {
+    for (const command of [['score'], ['baseline', 'save', '--out', join(dir, 'b.json')]]) {
+      const r = await cli([...command, dir, '--policy', 'policy.yaml']);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`${dir} is a directory: give its files`);
+    }
+  });
+
   it('--version, and --help for every command', async () => {
     const pkg = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { version: string };
     const [version, top, score, baseline, rollouts] = await Promise.all([

@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { access } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
@@ -93,12 +93,19 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
   if (positionals.filter((f) => f === '-').length > 1) return usage(io, '- (stdin) can be given once');
   for (const file of positionals) {
     if (file === '-') continue;
+    let directory: boolean;
     try {
-      await access(file);
+      directory = (await stat(file)).isDirectory();
     } catch (err) {
       const reason =
         (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message;
       io.stderr(`${prefix}: cannot read ${file}: ${reason}\n`);
+      return 2;
+    }
+    // A directory is not read as a record that cannot be read (exit 0 without --gate): the
+    // user meant its files (a Collector's file exporter rotates into several).
+    if (directory) {
+      io.stderr(`${prefix}: ${file} is a directory: give its files (for example ${file}/*.jsonl)\n`);
       return 2;
     }
   }
