@@ -93,6 +93,9 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
 
 export { SCORE_USAGE };
 
+/** How long `toolwatch rollouts` waits for the agent's open handles to close before exiting. */
+const ROLLOUTS_GRACE_MS = 2000;
+
 /** Run as a program (directly or through the `toolwatch` bin link), not imported. */
 function isMain(): boolean {
   const entry = process.argv[1];
@@ -128,9 +131,21 @@ if (isMain()) {
     stdin: process.stdin,
     stderrIsTTY: process.stderr.isTTY === true,
   };
+  const argvCommand = process.argv[2];
   main(process.argv.slice(2), io).then(
     (code) => {
       process.exitCode = code;
+      // An agent module that leaves a timer or a socket open (an interval, a keep-alive
+      // client) would keep `toolwatch rollouts` alive after its report, and the CI job with
+      // it: a grace period for the agent's own teardown, then exit with the report's status.
+      // Unref'd: a process with nothing left open ends at once.
+      if (argvCommand === 'rollouts')
+        setTimeout(() => {
+          io.stderr(
+            `toolwatch rollouts: the agent left handles open (timers, sockets) ${ROLLOUTS_GRACE_MS / 1000} s after the rollouts ended; exiting\n`,
+          );
+          process.exit(code);
+        }, ROLLOUTS_GRACE_MS).unref();
     },
     (err: unknown) => {
       if (err instanceof OutputError) {

@@ -10,6 +10,7 @@ import type { RolloutGrid } from '../report/report-types.js';
 import type { Policy, Verdict } from '../types.js';
 import { ensureContextPropagation } from './async-context-manager.js';
 import { buildGrid, type GridThresholds } from './calibration-grid.js';
+import { RolloutSpanCounter } from './rollout-span-counter.js';
 
 /** What an agent module's function receives besides the case input. */
 export interface RolloutContext {
@@ -55,7 +56,7 @@ export interface RunRolloutsOptions {
   /** Also make the rollouts' provider the global one, for agents traced through the global API. Default false. */
   registerGlobal?: boolean;
   /** Called as each rollout finishes (before its verdict, which may wait for judges). */
-  onRollout?: (record: Omit<RolloutRecord, 'passed' | 'verdict'>) => void;
+  onRollout?: (record: Omit<RolloutRecord, 'passed' | 'verdict' | 'agentSpans'>) => void;
 }
 
 export interface RolloutRecord {
@@ -68,6 +69,12 @@ export interface RolloutRecord {
   /** Why the rollout failed before it could be judged on its merits: the agent's error or `timed out after N ms`. */
   error?: string;
   durationMs: number;
+  /**
+   * Spans the rollout's trace got besides the rollout span: 0 means the agent is not traced
+   * through the rollouts' provider (give its framework `context.tracer`), and its run has no
+   * calls to judge.
+   */
+  agentSpans: number;
   answer?: unknown;
   verdict?: Verdict;
 }
@@ -117,20 +124,21 @@ export async function runRollouts(options: RunRolloutsOptions): Promise<RunRollo
       byTrace.set(`${v.trace_id}\u0000${v.rule}`, v);
     },
   });
+  const counter = new RolloutSpanCounter();
   const provider = new BasicTracerProvider({
-    spanProcessors: [processor, ...(options.spanProcessors ?? [])],
+    spanProcessors: [processor, counter, ...(options.spanProcessors ?? [])],
   });
   if (options.registerGlobal) trace.setGlobalTracerProvider(provider);
   const tracer = provider.getTracer('toolwatch.rollouts');
 
   const jobs = cases.flatMap((c) => Array.from({ length: k }, (_, rollout) => ({ c, rollout })));
-  const records: Array<Omit<RolloutRecord, 'passed'>> = new Array(jobs.length);
+  const records: Array<Omit<RolloutRecord, 'passed' | 'agentSpans'>> = new Array(jobs.length);
   let next = 0;
   const worker = async () => {
     while (next < jobs.length) {
       const at = next++;
       const { c, rollout } = jobs[at]!;
-      records[at] = await runOne(tracer, options.agent, c, rollout, timeoutMs);
+      records[at] = await runOne(tracer, counter, options.agent, c, rollout, timeoutMs);
       options.onRollout?.(records[at]!);
     }
   };
@@ -148,6 +156,8 @@ export async function runRollouts(options: RunRolloutsOptions): Promise<RunRollo
     const verdict = byTrace.get(`${r.traceId}\u0000${r.case}`);
     return {
       ...r,
+      // Counted now: spans the agent left open end before the flush above.
+      agentSpans: counter.count(r.traceId, true),
       ...(verdict ? { verdict } : {}),
       passed: r.error === undefined && verdict?.passed === true,
     };
@@ -173,11 +183,12 @@ export async function runRollouts(options: RunRolloutsOptions): Promise<RunRollo
 
 async function runOne(
   tracer: Tracer,
+  counter: RolloutSpanCounter,
   agent: RolloutAgent,
   c: EvalCase,
   rollout: number,
   timeoutMs: number,
-): Promise<Omit<RolloutRecord, 'passed'>> {
+): Promise<Omit<RolloutRecord, 'passed' | 'agentSpans'>> {
   const seed = seedOf(c.id, rollout);
   const started = performance.now();
   return tracer.startActiveSpan(
@@ -192,6 +203,7 @@ async function runOne(
       },
     },
     async (span) => {
+      counter.watch(span.spanContext().traceId);
       const controller = new AbortController();
       let timer: NodeJS.Timeout | undefined;
       let answer: unknown;

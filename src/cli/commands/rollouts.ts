@@ -13,6 +13,7 @@ import { renderMarkdown } from '../../report/render-markdown.js';
 import { renderText } from '../../report/render-text.js';
 import { ReportBuilder } from '../../report/report-builder.js';
 import { type RolloutAgent, type RunRolloutsResult, runRollouts } from '../../rollouts/run-rollouts.js';
+import { guardAgentProcess } from '../agent-guard.js';
 import type { CliIo } from '../cli-io.js';
 import { loadSettings } from '../load-settings.js';
 import { sameFile } from '../same-file.js';
@@ -96,11 +97,27 @@ export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number
     io.stderr(`toolwatch rollouts: ${(err as Error).message}\n`);
     return 2;
   }
+  // Guarded from the agent's import on (a module that calls process.exit at its top level is a
+  // load error): errors the agent raises outside any rollout (its timers, promises it never
+  // awaited) are each said once, all counted.
+  const outside = new Set<string>();
+  let outsideCount = 0;
+  const guard = guardAgentProcess((message) => {
+    outsideCount++;
+    if (outside.size >= 20 || outside.has(message)) return;
+    outside.add(message);
+    io.stderr(
+      `toolwatch rollouts: the agent raised an error outside its rollouts: ${terminalText(message)}\n`,
+    );
+  });
   let agent: RolloutAgent;
   try {
     agent = await loadAgent(values.agent);
   } catch (err) {
-    io.stderr(`toolwatch rollouts: cannot load the agent from ${values.agent}: ${(err as Error).message}\n`);
+    guard.release();
+    io.stderr(
+      `toolwatch rollouts: cannot load the agent from ${values.agent}: ${terminalText((err as Error).message)}\n`,
+    );
     return 2;
   }
   let judges: Record<string, unknown> | undefined;
@@ -108,6 +125,7 @@ export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number
     try {
       judges = await loadJudges(values.judges);
     } catch (err) {
+      guard.release();
       io.stderr(`toolwatch rollouts: cannot load judges from ${values.judges}: ${(err as Error).message}\n`);
       return 2;
     }
@@ -137,6 +155,8 @@ export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number
       return 2;
     }
     throw err;
+  } finally {
+    guard.release();
   }
   if (io.stderrIsTTY) io.stderr('\r\x1b[K');
 
@@ -158,12 +178,23 @@ export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number
       .map((r) => `${r.case} ${r.passed}/${r.scored} ${r.class}`)
       .join(', ')}\n`,
   );
+  const untraced = result.rollouts.filter((r) => r.agentSpans === 0 && r.error === undefined).length;
+  if (untraced > 0)
+    io.stderr(
+      `toolwatch rollouts: ${untraced} of ${total} rollouts captured no spans from the agent, so their runs have no tool calls: trace the agent with context.tracer (AI SDK: experimental_telemetry: { isEnabled: true, tracer: context.tracer }) or the global tracer provider\n`,
+    );
+  if (outsideCount > 0)
+    io.stderr(`toolwatch rollouts: the agent raised ${outsideCount} errors outside its rollouts\n`);
   if (!values.gate) return 0;
   for (const g of result.gates) io.stderr(`${gateLine(g)}\n`);
   if (result.gates.length === 0)
     io.stderr('toolwatch rollouts: the policy has no gates (give --policy with gates)\n');
   if (scored === 0) {
     io.stderr('toolwatch rollouts: gate FAILED — nothing was scored\n');
+    return 1;
+  }
+  if (outsideCount > 0) {
+    io.stderr('toolwatch rollouts: gate FAILED — the agent raised errors outside its rollouts\n');
     return 1;
   }
   return result.gates.some((g) => g.status === 'failed') ? 1 : 0;
@@ -185,6 +216,7 @@ function render(
         seed: r.seed,
         trace_id: r.traceId,
         passed: r.passed,
+        agent_spans: r.agentSpans,
         ...(r.error !== undefined ? { error: r.error } : {}),
         duration_ms: Math.round(r.durationMs),
         ...(r.verdict ? { verdict: r.verdict } : {}),
