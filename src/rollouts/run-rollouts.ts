@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 import { BasicTracerProvider, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { ATTR_TOOLWATCH_CASE_ID, ATTR_TOOLWATCH_ROLLOUT_INDEX } from '../cases/case-id.js';
@@ -253,9 +254,33 @@ async function runOne(
 
 /** GenAI semantic-convention messages: text becomes one text part; chat messages are kept. */
 function messages(role: 'user' | 'assistant', value: unknown): string {
-  if (Array.isArray(value)) return JSON.stringify(value);
-  const content = typeof value === 'string' ? value : JSON.stringify(value);
+  if (Array.isArray(value)) {
+    const json = jsonOf(value);
+    if (json !== undefined) return json;
+  }
+  const content = typeof value === 'string' ? value : (jsonOf(value) ?? inspectOf(value));
   return JSON.stringify([{ role, parts: [{ type: 'text', content }] }]);
+}
+
+/**
+ * An agent's answer is whatever its function returned: a framework's result object may hold
+ * cycles, BigInts or throwing getters. That is no failure of the rollout (it was one, "Converting
+ * circular structure to JSON"): the answer is shown as Node prints it instead.
+ */
+function jsonOf(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+  } catch {
+    return undefined;
+  }
+}
+
+function inspectOf(value: unknown): string {
+  try {
+    return inspect(value, { depth: 4, breakLength: Number.POSITIVE_INFINITY, maxStringLength: 100_000 });
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
 }
 
 /** FNV-1a of `id#rollout`: stable across runs and machines. */

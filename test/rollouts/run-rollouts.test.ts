@@ -174,3 +174,55 @@ describe('runRollouts with a judge for answer_facts', () => {
     expect(result.grid.rows[0]).toMatchObject({ passed: 2, scored: 2, class: 'saturated-pass' });
   });
 });
+
+describe('runRollouts with answers JSON cannot hold', () => {
+  it('judges the rollout and puts the answer on its span as Node prints it (a cycle, a BigInt, a symbol, a throwing getter)', async () => {
+    const exporter = new InMemorySpanExporter();
+    const answers: Array<() => unknown> = [
+      () => {
+        const result: Record<string, unknown> = { text: 'Refunded.' };
+        result.self = result;
+        return result;
+      },
+      () => ({ text: 'Refunded.', tokens: 12n }),
+      () => Symbol('refunded'),
+      () => ({
+        get text(): string {
+          throw new Error('getter failed');
+        },
+      }),
+    ];
+    const result = await runRollouts({
+      cases: parseCasesText('- id: odd-answers\n  input: Refund A1024\n  expected_tools: [lookup]\n'),
+      k: answers.length,
+      agent: async (_input, { tracer, rollout }) => {
+        tracer
+          .startSpan('execute_tool lookup', {
+            attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'lookup' },
+          })
+          .end();
+        return answers[rollout]!();
+      },
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    // Each rollout called the expected tool: none is an error, every one passes.
+    expect(result.rollouts.map((r) => [r.rollout, r.error, r.passed])).toEqual([
+      [0, undefined, true],
+      [1, undefined, true],
+      [2, undefined, true],
+      [3, undefined, true],
+    ]);
+    const outputs = exporter
+      .getFinishedSpans()
+      .filter((s) => s.name === 'invoke_agent toolwatch.rollout')
+      .sort(
+        (a, b) =>
+          Number(a.attributes['toolwatch.rollout.index']) - Number(b.attributes['toolwatch.rollout.index']),
+      )
+      .map((s) => JSON.parse(String(s.attributes['gen_ai.output.messages']))[0].parts[0].content as string);
+    expect(outputs[0]).toBe("<ref *1> { text: 'Refunded.', self: [Circular *1] }");
+    expect(outputs[1]).toBe('{"text":"Refunded.","tokens":"12"}');
+    expect(outputs[2]).toBe('Symbol(refunded)');
+    expect(outputs[3]).toBe('{ text: [Getter] }');
+  });
+});
