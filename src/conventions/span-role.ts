@@ -87,8 +87,10 @@ export function spanRole(name: string, attributes: Attributes): SpanRole {
   const mastraType = attributes[ATTR_MASTRA_SPAN_TYPE];
   if (mastraType !== undefined) {
     if (mastraType === 'tool_call' || mastraType === 'mcp_tool_call') return SpanRole.TOOL;
-    if (mastraType === 'agent_run') return SpanRole.AGENT;
     // Steps and chunks carry the model's tool calls (request-only calls among them): keep them.
+    // So is an `agent_run` span here: Mastra's agent spans are agents by their operation name
+    // (above), as reconstruction reads them; one without it is no run there, and taken for an
+    // agent here it would be judged into nothing, silently.
     return SpanRole.LLM;
   }
   // Names decide the rest; one character read rules most ordinary names out.

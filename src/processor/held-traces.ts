@@ -432,9 +432,10 @@ export class HeldTraces {
       );
     }
     // So is the trace's local root when tools ran with no agent above them (held as it ended,
-    // with the spans between, to link them): an HTTP handler that calls tools itself.
+    // with the spans between, to link them): an HTTP handler that calls tools itself, or a
+    // model span (a chat call, a Mastra step) whose tool calls ran below it.
     return (
-      entry.role === SpanRole.NONE &&
+      (entry.role === SpanRole.NONE || entry.role === SpanRole.LLM) &&
       state.looseCalls > 0 &&
       (entry.parentId === undefined || span.parentSpanContext?.isRemote === true)
     );

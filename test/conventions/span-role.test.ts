@@ -12,6 +12,7 @@ import {
   spanRole,
   toolNameOf,
 } from '../../src/conventions/span-role.js';
+import { SpanFactory } from '../helpers/span-like.js';
 
 describe('spanRole', () => {
   it.each([
@@ -32,6 +33,22 @@ describe('spanRole', () => {
     ['SELECT', {}, SpanRole.NONE],
   ] as const)('%s is %s', (name, attributes, role) => {
     expect(spanRole(name, attributes)).toBe(role);
+  });
+});
+
+describe('Mastra agent spans', () => {
+  // A span an agent on the hot path but no run in reconstruction is held and ended as an agent,
+  // and rebuilt into no run at all: neither it nor the agents below it (nested under it on the
+  // hot path, top-level in reconstruction) get a verdict or a record.
+  it('are agents by their operation name, as reconstruction reads them, not by mastra.span.type alone', () => {
+    const span = (attributes: Attributes) => new SpanFactory().make('agent.support', attributes);
+    const typed = { 'mastra.span.type': 'agent_run', 'gen_ai.agent.name': 'support' };
+    const run = { ...typed, 'gen_ai.operation.name': 'agent.run' };
+    expect(classify(span(run))).toBe('agent');
+    expect(spanRole('agent.support', run)).toBe(SpanRole.AGENT);
+    expect(classify(span(typed))).not.toBe('agent');
+    // Kept all the same, as every Mastra span is (step and chunk spans carry tool calls).
+    expect(spanRole('agent.support', typed)).toBe(SpanRole.LLM);
   });
 });
 

@@ -215,6 +215,39 @@ describe('ToolwatchSpanProcessor', () => {
       await p.provider.shutdown();
     });
 
+    it('judges the implicit run of tool calls under a model span outside every agent, as reconstruction does', async () => {
+      // The outermost span holding the calls is the run, whatever it is: a model span at the
+      // root (a chat call, a Mastra step) was not judged live, and a Mastra span typed
+      // `agent_run` without Mastra's agent operation (an agent to the hot path, no run to
+      // reconstruction) was judged as an agent in place of the span around it.
+      const scorer = fakeScorer({ name: 's' });
+      const verdicts: Verdict[] = [];
+      const p = pipeline({ policy: policyOf([{ scorers: [scorer] }]), onVerdict: (v) => verdicts.push(v) });
+      const mastraRun = { 'mastra.span.type': 'agent_run', 'gen_ai.agent.name': 'support' };
+      const roots = [
+        p.tracer.startSpan('chat model', { attributes: { 'gen_ai.operation.name': 'chat' } }),
+        p.tracer.startSpan('step', { attributes: { 'mastra.span.type': 'model_step' } }),
+        p.tracer.startSpan('agent.support', { attributes: mastraRun }),
+      ];
+      for (const root of roots) {
+        tool(p.tracer, 'lookup', root);
+        root.end();
+      }
+      const work = startPlain(p.tracer, 'work');
+      const inner = p.tracer.startSpan('agent.billing', { attributes: mastraRun }, inside(work));
+      tool(p.tracer, 'lookup', inner);
+      inner.end();
+      work.end();
+      await p.flush();
+      expect(verdicts.map((v) => [v.agent, v.span_id])).toEqual(
+        [...roots, work].map((s) => [expect.any(String), s.spanContext().spanId]),
+      );
+      expect(scorer.seen.map((run) => [run.implicit, run.executions.map((e) => e.name)])).toEqual(
+        [...roots, work].map(() => [true, ['lookup']]),
+      );
+      await p.provider.shutdown();
+    });
+
     it('holds no ordinary span that sits under a held span, yet links agent-related spans through it', async () => {
       const scorer = fakeScorer({ name: 's' });
       const p = pipeline({ policy: policyOf([{ scorers: [scorer] }]) });
