@@ -14,6 +14,8 @@ import type { RunJudge } from './run-judge.js';
 import {
   NO_SCOPE,
   newEntry,
+  REFUSED_AGENT,
+  REFUSED_NESTED,
   type SpanEntry,
   type TraceBuffer,
   TraceMode,
@@ -67,17 +69,23 @@ export class FollowedTraces {
     parentId: string | undefined,
     parentContext: Context,
   ): void {
-    if (!this._buffer.admit(state)) return;
     let parent = parentId === undefined ? undefined : state.spans.get(parentId);
     if (parent === undefined && parentId !== undefined)
       parent = this._followedParent(state, parentId, parentContext);
-    this._startedSampledOut(
-      state,
-      span,
-      spanId,
-      role,
-      parent ?? (parentId === undefined ? undefined : this._aboveOrdinary(state, parentContext, parentId)),
-    );
+    const above =
+      parent ?? (parentId === undefined ? undefined : this._aboveOrdinary(state, parentContext, parentId));
+    if (!this._buffer.admit(state)) {
+      // Refused (span limits, counted): an agent span is remembered by id while it is open, so
+      // that its end still gives its run the record it is due.
+      if (role === SpanRole.AGENT)
+        this._buffer.refuse(
+          state,
+          spanId,
+          REFUSED_AGENT | (above !== undefined && above !== NO_SCOPE ? REFUSED_NESTED : 0),
+        );
+      return;
+    }
+    this._startedSampledOut(state, span, spanId, role, above);
   }
 
   /**
@@ -191,7 +199,14 @@ export class FollowedTraces {
     // Ordinary spans (not followed out of the sample) and spans refused when they started
     // (span limits: counted then) have nothing to do now.
     const held = this._buffer.unfollow(state, span);
-    if (held === undefined) return undefined;
+    if (held === undefined) {
+      const flags = state.refused.size === 0 ? undefined : state.refused.get(spanId);
+      if (flags === undefined) return undefined;
+      // An agent span refused at its start (span limits): its run's record all the same.
+      state.refused.delete(spanId);
+      this._buffer.touch(state);
+      return this._record(state, span, spanId, (flags & REFUSED_NESTED) !== 0, placement);
+    }
     let view: ReadableSpan | undefined;
     const isAgent = held.spanId === spanId && held !== NO_SCOPE;
     if (isAgent) {
@@ -202,21 +217,7 @@ export class FollowedTraces {
         while (above !== undefined && !above.open) above = above.agent;
         state.lastAgent = above;
       }
-      const nested = held.agent !== undefined;
-      if (!nested || !this._allRulesRootOnly) {
-        const identity = spanIdentity(span, nested, this._rulesReadAttributes);
-        let reason: string | undefined;
-        if (state.mode === TraceMode.SAMPLED_OUT) reason = 'sampled_out';
-        else if (matchRules(identity, this._policy).length > 0) {
-          // Matched no rule when it started, one now: its spans were not held.
-          this._problems.report(
-            'matched_after_start',
-            `agent span ${spanId} matched no rule when it started and matches one as it ends (attributes set later): its run gets an incomplete_trace record`,
-          );
-          reason = 'incomplete_trace';
-        }
-        if (reason !== undefined) view = this._runs.skipped(identity, span, placement, reason);
-      }
+      view = this._record(state, span, spanId, held.agent !== undefined, placement);
     } else if (held.role === SpanRole.TOOL && this._live.enabled) {
       this._live.toolEnded(state.traceId, held.agent, span, spanId);
     }
@@ -226,5 +227,28 @@ export class FollowedTraces {
     this._buffer.touch(state);
     this._buffer.releaseIfIdle(state);
     return view;
+  }
+
+  /** The record of a followed agent span's run as it ends: `sampled_out`, or `incomplete_trace` for a rule matched only now. */
+  private _record(
+    state: TraceState,
+    span: ReadableSpan,
+    spanId: string,
+    nested: boolean,
+    placement: Placement,
+  ): ReadableSpan | undefined {
+    if (nested && this._allRulesRootOnly) return undefined;
+    const identity = spanIdentity(span, nested, this._rulesReadAttributes);
+    let reason: string | undefined;
+    if (state.mode === TraceMode.SAMPLED_OUT) reason = 'sampled_out';
+    else if (matchRules(identity, this._policy).length > 0) {
+      // Matched no rule when it started, one now: its spans were not held.
+      this._problems.report(
+        'matched_after_start',
+        `agent span ${spanId} matched no rule when it started and matches one as it ends (attributes set later): its run gets an incomplete_trace record`,
+      );
+      reason = 'incomplete_trace';
+    }
+    return reason === undefined ? undefined : this._runs.skipped(identity, span, placement, reason);
   }
 }

@@ -690,6 +690,39 @@ describe('ToolwatchSpanProcessor', () => {
       expect(verdicts.map((v) => v.results.map((r) => r.reason))).toEqual([['sampled_out']]);
       await p.provider.shutdown();
     });
+
+    it('gives an agent span refused at its start under span limits its sampled_out record as it ends', async () => {
+      // Refused spans were forgotten out of the sample: a nested agent refused under the limits
+      // got no record while its trace went on. Remembered by id now, with whether an agent is
+      // above it: a root-only rule has no record for it, a rule for every agent does.
+      const verdicts: Verdict[] = [];
+      const policy = policyOf(
+        [
+          { name: 'root', scorers: [fakeScorer({ name: 's' })] },
+          { name: 'every', match: { agent: '*', rootOnly: false }, scorers: [fakeScorer({ name: 's' })] },
+        ],
+        { sampling: { ratio: 0 } },
+      );
+      for (const limits of [{ maxSpansPerTrace: 1 }, { maxBufferedSpans: 1 }]) {
+        verdicts.length = 0;
+        const p = pipeline({ policy, ...limits, onVerdict: (v) => verdicts.push(v) });
+        const alpha = startAgent(p.tracer, 'alpha');
+        const beta = startAgent(p.tracer, 'beta', alpha);
+        expect(p.processor['_buffer'].held).toBe(1);
+        beta.end();
+        expect(verdicts.map((v) => [v.agent, v.rule, v.results.map((r) => r.reason)])).toEqual([
+          ['beta', 'every', ['sampled_out']],
+        ]);
+        expect(verdicts[0]!.span_id).toBe(beta.spanContext().spanId);
+        alpha.end();
+        expect(verdicts.slice(1).map((v) => [v.agent, v.rule, v.results.map((r) => r.reason)])).toEqual([
+          ['alpha', 'root', ['sampled_out']],
+          ['alpha', 'every', ['sampled_out']],
+        ]);
+        expect(p.processor['_buffer'].size).toBe(0);
+        await p.provider.shutdown();
+      }
+    });
   });
 
   describe('metrics', () => {
