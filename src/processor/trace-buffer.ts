@@ -140,7 +140,10 @@ export interface TraceState {
 /** What remains of an evicted trace: enough to refuse its later spans and give its open runs a record. */
 export interface Tombstone {
   traceId: string;
-  /** The sweep epoch of the trace's last span: tombstones of quiet traces expire like traces. */
+  /**
+   * The sweep epoch of the trace's last span: tombstones of quiet traces expire like traces,
+   * unless an agent span (or an implicit run's root) is still open in them.
+   */
   activeEpoch: number;
   /** Agent spans open in the trace (at eviction, or started since), by span id: whether each is nested. */
   openAgents: Map<string, boolean>;
@@ -658,6 +661,10 @@ export class TraceBuffer {
       );
     }
     for (const tombstone of this._tombstones.values()) {
+      // One that still waits for an open agent span (or an implicit run's root) stays, however
+      // quiet (tombstones are bounded by count): when that span ends, its run gets its record,
+      // rather than a new trace judged on that span alone, or nothing.
+      if (tombstone.openAgents.size > 0 || tombstone.implicit) continue;
       if (epoch - tombstone.activeEpoch > this._ttlEpochs) this._tombstones.delete(tombstone.traceId);
     }
   }

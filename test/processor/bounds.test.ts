@@ -274,6 +274,43 @@ describe('bound 3: an evicted trace is never re-created', () => {
     await m.shutdown();
   });
 
+  it('gives a run whose agent span stays open long after its trace was evicted for inactivity its record', async () => {
+    // The trace's tombstone expired like a trace, a traceTtlMs after the eviction, while the
+    // agent span was still open: as it ended, a GenAI agent span started a new trace and was
+    // judged on itself alone (a false "lookup was not called"), a Traceloop agent span and an
+    // implicit run's root (tools under a workflow span) got nothing.
+    vi.useFakeTimers();
+    const verdicts: Verdict[] = [];
+    const p = pipeline({
+      policy: policyOf([{ match: { rootOnly: false }, scorers: [expectsLookup()] }]),
+      traceTtlMs: 1000,
+      onVerdict: (v) => verdicts.push(v),
+    });
+    const genAi = startAgent(p.tracer, 'support');
+    tool(p.tracer, 'lookup', genAi);
+    const traceloop = p.tracer.startSpan('billing.agent', {
+      attributes: { 'traceloop.span.kind': 'agent', 'traceloop.entity.name': 'billing' },
+    });
+    tool(p.tracer, 'lookup', traceloop);
+    const workflow = p.tracer.startSpan('flow.workflow', {
+      attributes: { 'traceloop.span.kind': 'workflow' },
+    });
+    tool(p.tracer, 'lookup', workflow);
+    await vi.advanceTimersByTimeAsync(1500);
+    expect(tracesHeld(p)).toBe(0);
+    // Quiet for ten times traceTtlMs more.
+    await vi.advanceTimersByTimeAsync(10_000);
+    vi.useRealTimers();
+    genAi.end();
+    traceloop.end();
+    workflow.end();
+    expect(verdicts.map((v) => [v.span_id, v.results.map((r) => [r.label, r.reason])])).toEqual(
+      [genAi, traceloop, workflow].map((s) => [s.spanContext().spanId, [['skipped', 'incomplete_trace']]]),
+    );
+    expect(tracesHeld(p)).toBe(0);
+    await p.provider.shutdown();
+  });
+
   it('does not evict an active trace when the wall clock jumps past traceTtlMs', async () => {
     vi.useFakeTimers();
     const verdicts: Verdict[] = [];
