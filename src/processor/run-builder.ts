@@ -101,8 +101,10 @@ function collect(
     if (entry.role === SpanRole.NONE && !entry.needed) continue;
     // Open ancestors place the run (nested or not); open descendants are incomplete calls.
     let like: SpanLike;
-    // Open entries and agent entries keep their span; the others were converted as they ended.
-    if (entry.open) like = spanLikeOf(entry, entry.span!, false);
+    // Open entries and agent entries keep their span; the others were converted as they ended
+    // (one whose end is being handled is converted and let go while still open: a trace
+    // evicted at that moment, over `maxBufferedBytes`, is rebuilt with it so).
+    if (entry.open && entry.span !== undefined) like = spanLikeOf(entry, entry.span, false);
     else {
       // Built once, after the span ended (its data is final then).
       entry.like ??= spanLikeOf(entry, entry.span!, true);

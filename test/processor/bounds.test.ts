@@ -184,6 +184,42 @@ describe('bound 1b: bytes held', () => {
     await p.provider.shutdown();
     await m.shutdown();
   });
+
+  it('evicts a trace first seen as its spans end, as the span ending puts it over maxBufferedBytes', async () => {
+    // OpenInference bridges write every attribute as a span ends. The tool span ending put its
+    // trace over the bound; its eviction rebuilt the trace's ended runs with that span (converted
+    // and let go, not yet closed) and read its span: a TypeError, swallowed by the eviction's
+    // catch-all, and the agent's run that had ended got no record.
+    const warn = vi.spyOn(diag, 'warn');
+    const verdicts: Verdict[] = [];
+    const p = pipeline({
+      policy: policyOf([{ match: { rootOnly: false }, scorers: [expectsLookup()] }]),
+      maxBufferedBytes: 200,
+      onVerdict: (v) => verdicts.push(v),
+    });
+    const root = startPlain(p.tracer, 'Agent workflow');
+    const agent = startPlain(p.tracer, 'support', root);
+    agent.setAttributes({ 'openinference.span.kind': 'AGENT', 'agent.name': 'support' });
+    agent.end();
+    const lookup = startPlain(p.tracer, 'lookup', root);
+    lookup.setAttributes({
+      'openinference.span.kind': 'TOOL',
+      'tool.name': 'lookup',
+      'input.value': JSON.stringify({ document: 'x'.repeat(1000) }),
+    });
+    lookup.end();
+    root.end();
+    expect(warn.mock.calls.map((c) => String(c[0])).filter((m) => m.includes('failed'))).toEqual([]);
+    // (What the implicit run of the tool outside every agent gets under the limits is a gap the
+    // README names: not asserted.)
+    expect(
+      verdicts
+        .filter((v) => v.span_id === agent.spanContext().spanId)
+        .map((v) => v.results.map((r) => r.reason)),
+    ).toEqual([['incomplete_trace']]);
+    expect(tracesHeld(p)).toBe(0);
+    await p.provider.shutdown();
+  });
 });
 
 describe('bound 1c: long-lived traces', () => {
