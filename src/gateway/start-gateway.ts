@@ -82,9 +82,11 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
           : {}),
         budget,
       });
-      const server = tls ? createHttpsServer(tls, handler) : createHttpServer(handler);
+      const timeouts = requestTimeouts(options.requestTimeoutMs);
+      const server = tls
+        ? createHttpsServer({ ...tls, ...timeouts }, handler)
+        : createHttpServer(timeouts, handler);
       limitConnections(server, 'http', maxConnections, gateway.registry);
-      if (options.requestTimeoutMs !== undefined) server.requestTimeout = options.requestTimeoutMs;
       addresses.http = await listen(server, options.http);
       servers.push(server);
     }
@@ -155,4 +157,23 @@ function listen(server: HttpServer, where: Listen): Promise<string> {
       resolve(`${host}:${port}`);
     });
   });
+}
+
+/**
+ * Node's HTTP timeouts for a request deadline of `ms`. Setting `server.requestTimeout` alone
+ * does not hold below 60 s: Node takes the larger `headersTimeout` (60 s) as the deadline, and
+ * checks deadlines only every 30 s (`connectionsCheckingInterval`), so a sender that went
+ * quiet kept its share of the in-flight budget for 90 s under a 1 s `--request-timeout`.
+ */
+function requestTimeouts(ms: number | undefined): {
+  requestTimeout?: number;
+  headersTimeout?: number;
+  connectionsCheckingInterval?: number;
+} {
+  if (ms === undefined) return {};
+  return {
+    requestTimeout: ms,
+    headersTimeout: Math.min(60_000, ms),
+    connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(ms / 4))),
+  };
 }
