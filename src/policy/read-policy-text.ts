@@ -2,6 +2,9 @@ import YAML, { isMap, isScalar, isSeq, LineCounter, type Node } from 'yaml';
 import { PyFloat } from '../util/python-json.js';
 import type { PolicyProblem } from './policy-error.js';
 
+/** Aliases of one node a policy or case file may hold (an alias bomb has far more). */
+const MAX_ALIAS_EXPANSIONS = 100;
+
 /** Where a policy path sits in the text (1-based), when the text has it. */
 export type LocatePath = (path: string) => { line: number; column: number } | undefined;
 
@@ -63,9 +66,12 @@ export function readPolicyText(text: string): {
   if (errors.length > 0) return { value: undefined, problems: problemsAt(errors, at), locate };
   let value: unknown;
   try {
-    value = doc.toJS({ maxAliasCount: 100 });
+    // yaml counts the anchored node as the first use of it: 101 allows 100 aliases of a node,
+    // the documented limit (more than 100 expansions are refused).
+    value = doc.toJS({ maxAliasCount: MAX_ALIAS_EXPANSIONS + 1 });
   } catch (error) {
-    // yaml refuses aliases that expand too often (a "billion laughs" file): a problem of the file, not a crash.
+    // yaml refuses aliases that expand too often (a "billion laughs" file): a problem of the
+    // file, not a crash, placed at its first alias (yaml does not say which one went over).
     const message = `aliases expand too often (${error instanceof Error ? firstLine(error.message) : String(error)})`;
     return { value: undefined, problems: [{ path: '', message, ...at(firstAlias ?? 0) }], locate };
   }

@@ -4,10 +4,9 @@
  * few to millions refuses, so the number had no test. Here one scalar node is aliased just
  * under and just over 100 times.
  *
- * yaml's `maxAliasCount: 100` counts the anchored node itself as the first of its uses: 99
- * aliases (100 copies) are accepted and 100 aliases are refused, which is one fewer than
- * "more than 100 expansions" reads. Until that is settled (in the README or the code), the
- * test pins 99 accepted and 101 refused: `maxAliasCount` below 100 or above 101 fails it.
+ * yaml's `maxAliasCount` counts the anchored node itself as the first of its uses: with 100,
+ * 100 aliases were refused, one fewer than the README says; the code now passes 101. The test
+ * pins 100 accepted and 101 refused: any other limit fails it.
  */
 import { describe, expect, it } from 'vitest';
 import { parsePolicyText } from '../../src/policy/load-policy.js';
@@ -40,12 +39,12 @@ function problemsOf(text: string): PolicyProblem[] {
 }
 
 describe('README: an alias bomb (more than 100 expansions) is refused at the alias', () => {
-  it('99 aliases of one node are read as 99 copies of it', () => {
-    const policy = parsePolicyText(policyWith(99));
+  it('100 aliases of one node are read as 100 copies of it', () => {
+    const policy = parsePolicyText(policyWith(100));
     const config = policy.rules[0]!.scorers[0]!.config as {
       arg_constraints: { get_order: { order_id: { equals: string[] } } };
     };
-    expect(config.arg_constraints.get_order.order_id.equals).toEqual(Array(99).fill('get_order'));
+    expect(config.arg_constraints.get_order.order_id.equals).toEqual(Array(100).fill('get_order'));
   });
 
   it('101 aliases of one node are refused as a problem of the file, at the first alias', () => {
