@@ -16,7 +16,7 @@ import { evaluateTraces } from '../../src/evaluation/evaluate-traces.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
 import { ToolwatchSpanProcessor } from '../../src/processor/toolwatch-span-processor.js';
 import { trajectory } from '../../src/scorers/trajectory.js';
-import type { Problem, Scorer, ScorerResult, Verdict } from '../../src/types.js';
+import type { AgentRun, Problem, Scorer, ScorerResult, Verdict } from '../../src/types.js';
 import { SpanFactory } from '../helpers/span-like.js';
 import { createMetrics, fakeScorer, pointValue, policyOf } from './harness.js';
 import { byName, evaluationEvents, pipeline, startAgent, startPlain, startTool, tool } from './tracing.js';
@@ -263,11 +263,22 @@ describe('bound 1c: long-lived traces', () => {
 describe('bound 2: nesting costs O(depth)', () => {
   it('ends a 10,000-deep chain of agent spans', { timeout: 20_000 }, async () => {
     const verdicts: Verdict[] = [];
+    const depth = 9_999;
+    // The root run passes only if the whole chain is under it, its deepest run holding the call.
+    const wholeChain = (run: AgentRun) => {
+      let levels = 1;
+      while (run.children.length === 1) {
+        run = run.children[0]!;
+        levels++;
+      }
+      return levels === depth && run.executions.map((e) => e.name).join() === 'lookup';
+    };
     const p = pipeline({
-      policy: policyOf([{ scorers: [fakeScorer()] }]),
+      policy: policyOf([{ scorers: [fakeScorer({ judge: wholeChain })] }]),
       onVerdict: (v) => verdicts.push(v),
     });
-    const depth = 10_000;
+    // 9,999 agents and their tool: 10,000 spans, the default maxSpansPerTrace, so the chain is
+    // judged whole (one span more and the run gets skipped: incomplete_trace, which also "passes").
     const chain = [startAgent(p.tracer, 'a0')];
     for (let i = 1; i < depth; i++) chain.push(startAgent(p.tracer, `a${i}`, chain[i - 1]));
     tool(p.tracer, 'lookup', chain[depth - 1]!);
@@ -275,6 +286,7 @@ describe('bound 2: nesting costs O(depth)', () => {
     // root_only: only the outermost run is judged, with the whole chain below it.
     expect(verdicts.map((v) => v.agent)).toEqual(['a0']);
     expect(verdicts[0]!.passed).toBe(true);
+    expect(verdicts[0]!.results.map((r) => r.label)).toEqual(['pass']);
     expect(tracesHeld(p)).toBe(0);
     await p.provider.shutdown();
   });
