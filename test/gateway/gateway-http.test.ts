@@ -107,6 +107,16 @@ describe('gateway over OTLP/HTTP', () => {
     await until('forwarded', () => sink.spans().length === spans.length);
     const agent = sink.decoded().find((s) => s.name.startsWith('invoke_agent'))!;
     expect(agent.attributes['toolwatch.evaluation.passed']).toBe(true);
+    // Judged: a skipped record (the run taken as incomplete) is also passed: true.
+    expect(
+      agent.events.map((e) => [
+        e.attributes['gen_ai.evaluation.name'],
+        e.attributes['gen_ai.evaluation.score.label'],
+      ]),
+    ).toEqual([
+      ['reliability', 'pass'],
+      ['trajectory', 'pass'],
+    ]);
     expect(agent.attributes['toolwatch.keep']).toBe(false);
     // The JSON became protobuf spans that decode exactly as the SDK's own protobuf does
     // (bytes differ only where the SDK writes proto3 zero defaults explicitly).
@@ -157,6 +167,16 @@ describe('gateway over OTLP/HTTP', () => {
     expect(r.total('toolwatch_gateway_spans_received_total')).toBe(2 * spans.length);
     const agent = sink.decoded().find((s) => s.name.startsWith('invoke_agent'))!;
     expect(agent.attributes['toolwatch.evaluation.passed']).toBe(true);
+    // Judged: a skipped record (the run taken as incomplete) is also passed: true.
+    expect(
+      agent.events.map((e) => [
+        e.attributes['gen_ai.evaluation.name'],
+        e.attributes['gen_ai.evaluation.score.label'],
+      ]),
+    ).toEqual([
+      ['reliability', 'pass'],
+      ['trajectory', 'pass'],
+    ]);
   });
 
   it('passes spans that arrive after their trace was judged through unjudged, counted as late', async () => {
