@@ -65,7 +65,7 @@ export interface RolloutRecord {
   rollout: number;
   seed: number;
   traceId: string;
-  /** The verdict passed and the agent neither threw nor timed out. */
+  /** The verdict passed, some scorer ran (not every result `skipped`), and the agent neither threw nor timed out. */
   passed: boolean;
   /** Why the rollout failed before it could be judged on its merits: the agent's error or `timed out after N ms`. */
   error?: string;
@@ -160,12 +160,16 @@ export async function runRollouts(options: RunRolloutsOptions): Promise<RunRollo
       // Counted now: spans the agent left open end before the flush above.
       agentSpans: counter.count(r.traceId, true),
       ...(verdict ? { verdict } : {}),
-      passed: r.error === undefined && verdict?.passed === true,
+      passed: r.error === undefined && verdict !== undefined && judged(verdict) && verdict.passed,
     };
   });
   const counts = cases.map((c) => {
     const mine = rollouts.filter((r) => r.case === c.id);
-    const scored = mine.filter((r) => r.verdict !== undefined || r.error !== undefined);
+    // A verdict whose every result is skipped (out of the policy's sample, over a span limit)
+    // judged nothing: counted as scored and passed, it made an unjudged grid saturated-pass.
+    const scored = mine.filter(
+      (r) => r.error !== undefined || (r.verdict !== undefined && judged(r.verdict)),
+    );
     return {
       case: c.id,
       passed: scored.filter((r) => r.passed).length,
@@ -250,6 +254,11 @@ async function runOne(
       };
     },
   );
+}
+
+/** Whether some scorer ran on the rollout's run (a record of `skipped` results judged nothing). */
+export function judged(verdict: Verdict): boolean {
+  return verdict.results.some((r) => r.label !== 'skipped');
 }
 
 /** GenAI semantic-convention messages: text becomes one text part; chat messages are kept. */

@@ -173,6 +173,21 @@ describe('toolwatch rollouts with an agent that misbehaves', () => {
     );
   }, 90_000);
 
+  it('a policy that samples runs leaves rollouts unscored, says why, and fails the gate', async () => {
+    await writeFile(
+      join(dir, 'sampled.yaml'),
+      'version: 1\nsampling: { ratio: 0 }\ngates:\n  tool_selection_accuracy: { min: 0.7 }\n',
+    );
+    const run = await rollouts('good.mjs', '--gate', '--policy', join(dir, 'sampled.yaml'));
+    expect(run.code).toBe(1);
+    // Unjudged rollouts used to be scored and passed: a saturated-pass grid with nothing judged.
+    expect(run.stderr).toContain('8 rollouts, 0 scored, 0 passed, 0 errors');
+    expect(run.stderr).toContain(
+      '8 of 8 rollouts were judged by no scorer (sampled_out ×8), so they are not scored: the policy samples runs (sampling.ratio)',
+    );
+    expect(rolloutsOf(run).every((r) => !r.passed)).toBe(true);
+  }, 90_000);
+
   it('an agent module that exits while it is imported is a load error (exit 2)', async () => {
     const run = await rollouts('exits-on-import.mjs');
     expect(run.code).toBe(2);

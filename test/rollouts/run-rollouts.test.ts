@@ -226,3 +226,31 @@ describe('runRollouts with answers JSON cannot hold', () => {
     expect(outputs[3]).toBe('{ text: [Getter] }');
   });
 });
+
+describe('runRollouts under a policy that samples runs', () => {
+  it('counts rollouts out of the sample as unscored, never as passed', async () => {
+    const cases = parseCasesText(CASES);
+    const [sampledOut, judgedAll] = await Promise.all([
+      runRollouts({ cases, agent, k: 3, policy: { sampling: { ratio: 0 } } }),
+      runRollouts({ cases, agent, k: 3 }),
+    ]);
+    // Every rollout got a record, and every record is skipped: sampled_out.
+    expect(sampledOut.rollouts).toHaveLength(9);
+    for (const r of sampledOut.rollouts) {
+      expect(r.verdict?.results.map((x) => [x.label, x.reason])).toEqual([['skipped', 'sampled_out']]);
+      expect(r.passed).toBe(false);
+    }
+    expect(sampledOut.grid.rows.map((r) => [r.case, r.passed, r.scored, r.class])).toEqual([
+      ['direct-lookup', 0, 0, 'unscored'],
+      ['pushy-customer', 0, 0, 'unscored'],
+      ['typo-prone', 0, 0, 'unscored'],
+    ]);
+    expect(sampledOut.grid.passRate).toBeNull();
+    // Without sampling, the same rollouts are every one scored.
+    expect(judgedAll.grid.rows.map((r) => [r.case, r.scored])).toEqual([
+      ['direct-lookup', 3],
+      ['pushy-customer', 3],
+      ['typo-prone', 3],
+    ]);
+  });
+});

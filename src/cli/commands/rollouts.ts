@@ -12,7 +12,12 @@ import { renderHtml } from '../../report/render-html.js';
 import { renderMarkdown } from '../../report/render-markdown.js';
 import { renderText } from '../../report/render-text.js';
 import { ReportBuilder } from '../../report/report-builder.js';
-import { type RolloutAgent, type RunRolloutsResult, runRollouts } from '../../rollouts/run-rollouts.js';
+import {
+  judged,
+  type RolloutAgent,
+  type RunRolloutsResult,
+  runRollouts,
+} from '../../rollouts/run-rollouts.js';
 import { guardAgentProcess } from '../agent-guard.js';
 import type { CliIo } from '../cli-io.js';
 import { loadSettings } from '../load-settings.js';
@@ -183,6 +188,20 @@ export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number
     io.stderr(
       `toolwatch rollouts: ${untraced} of ${total} rollouts captured no spans from the agent, so their runs have no tool calls: trace the agent with context.tracer (AI SDK: experimental_telemetry: { isEnabled: true, tracer: context.tracer }) or the global tracer provider\n`,
     );
+  // Rollouts judged by no scorer (every result skipped): unscored in the grid; say why.
+  const unjudged = new Map<string, number>();
+  for (const r of result.rollouts) {
+    if (r.error !== undefined || r.verdict === undefined || judged(r.verdict)) continue;
+    const reason = r.verdict.results[0]?.reason ?? 'skipped';
+    unjudged.set(reason, (unjudged.get(reason) ?? 0) + 1);
+  }
+  if (unjudged.size > 0) {
+    const n = [...unjudged.values()].reduce((a, b) => a + b, 0);
+    const why = [...unjudged].map(([reason, count]) => `${terminalText(reason)} ×${count}`).join(', ');
+    io.stderr(
+      `toolwatch rollouts: ${n} of ${total} rollouts were judged by no scorer (${why}), so they are not scored${unjudged.has('sampled_out') ? ': the policy samples runs (sampling.ratio); rollouts need every run, so remove it from the policy given to rollouts' : ''}\n`,
+    );
+  }
   if (outsideCount > 0)
     io.stderr(`toolwatch rollouts: the agent raised ${outsideCount} errors outside its rollouts\n`);
   if (!values.gate) return 0;
