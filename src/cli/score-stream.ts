@@ -28,10 +28,13 @@ export interface ScoreStreamOptions {
 }
 
 export interface ScoreStats {
-  /** Distinct agent runs that got at least one verdict. */
+  /** Distinct agent runs some scorer judged (a verdict of only `skipped` results judges nothing). */
   runs: number;
   verdicts: number;
+  /** Verdicts that passed, of those some scorer judged. */
   passed: number;
+  /** Verdicts of only `skipped` results (out of the sample, over a limit), by their reason. */
+  unjudged: Map<string, number>;
   files: number;
   records: number;
   /** Records that could not be read, or were read with spans that had to be dropped. */
@@ -54,6 +57,7 @@ export async function scoreStream(options: ScoreStreamOptions): Promise<ScoreSta
     runs: 0,
     verdicts: 0,
     passed: 0,
+    unjudged: new Map(),
     files: 0,
     records: 0,
     unreadable: 0,
@@ -97,14 +101,25 @@ export async function scoreStream(options: ScoreStreamOptions): Promise<ScoreSta
     return write(group.file, verdicts, 0);
   };
 
+  // Whether the run of the verdicts being written has a judged one yet (its verdicts are consecutive).
+  let runJudged = false;
   const write = (file: string, verdicts: Verdict[], from: number): void | Promise<void> => {
     for (let i = from; i < verdicts.length; i++) {
       const v = verdicts[i]!;
       // Verdicts come ordered by run, then rule: a new run is a new (trace, span).
       const prev = i > 0 ? verdicts[i - 1] : undefined;
-      if (!prev || prev.span_id !== v.span_id || prev.trace_id !== v.trace_id) stats.runs++;
+      if (!prev || prev.span_id !== v.span_id || prev.trace_id !== v.trace_id) runJudged = false;
       stats.verdicts++;
-      if (v.passed) stats.passed++;
+      // Counted as scored and passed, a record of skipped results made a sampled-out file
+      // read "62 runs scored, 62 passed" with nothing judged (and a gate hold on nothing).
+      if (judgedBySome(v)) {
+        if (!runJudged) stats.runs++;
+        runJudged = true;
+        if (v.passed) stats.passed++;
+      } else {
+        const reason = v.results[0]?.reason ?? 'skipped';
+        stats.unjudged.set(reason, (stats.unjudged.get(reason) ?? 0) + 1);
+      }
       const written = options.onVerdict(v, file);
       if (written) return written.then(() => write(file, verdicts, i + 1));
     }
@@ -210,4 +225,9 @@ function startProgress(
       io.stderr('\r\x1b[K');
     },
   };
+}
+
+function judgedBySome(verdict: Verdict): boolean {
+  for (const r of verdict.results) if (r.label !== 'skipped') return true;
+  return false;
 }

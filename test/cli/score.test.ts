@@ -182,6 +182,28 @@ describe('toolwatch score', () => {
     expect(vsBaseline.stderr).toContain('gate regression_vs_baseline: 0.5 baseline 1 (max_drop 0.1) FAILED');
   });
 
+  it('counts runs out of the sample as judged by nothing: not scored, not passed, never a held gate', async () => {
+    const gates = await readFile(join(policies, 'cli-gates.yaml'), 'utf8');
+    const sampled = join(dir, 'sampled-out.yaml');
+    await writeFile(sampled, gates.replace('version: 1\n', 'version: 1\nsampling: { ratio: 0 }\n'));
+    const files = [join(dir, 'good.json'), join(dir, 'bad.jsonl')];
+    const [plain, gated, saved] = await Promise.all([
+      cli(['score', ...files, '--policy', sampled]),
+      cli(['score', ...files, '--policy', sampled, '--gate', '--allow-unreadable']),
+      cli(['baseline', 'save', ...files, '--policy', sampled, '--out', join(dir, 'sampled-baseline.jsonl')]),
+    ]);
+    // Both runs got their record (one of them calls a forbidden tool), and neither was judged.
+    expect(plain.stdout.trim().split('\n')).toHaveLength(2);
+    expect(plain.code).toBe(0);
+    expect(plain.stderr).toContain(
+      'toolwatch score: 0 runs scored, 2 verdicts, 0 passed, 2 files, 1 unreadable records, 2 verdicts judged by no scorer (sampled_out ×2)',
+    );
+    expect(gated.code).toBe(1);
+    expect(gated.stderr).toContain('gate FAILED — nothing was scored');
+    expect(saved.code).toBe(1);
+    expect(saved.stderr).toContain('nothing was scored, so the baseline holds no verdicts');
+  });
+
   it('runs llm_judge scorers with judges from --judges MODULE', async () => {
     const policy = join(policies, 'cli-judged.yaml');
     const [judged, unjudged, broken] = await Promise.all([
