@@ -22,14 +22,17 @@ async function score(framework: string, scenario: string): Promise<Verdict[]> {
   return evaluateTraces(text, policy);
 }
 
+const labels = (v: Verdict) => v.results.map((r) => r.label);
+
 describe.each(FRAMEWORKS)('examples/policies/weather.yaml on the %s recordings', (framework) => {
   it('passes the clean runs', async () => {
     for (const scenario of ['multi_step', 'parallel_calls', 'stream_multi_step']) {
       const verdicts = await score(framework, scenario);
+      // Judged, each scorer passing: a skipped record (an agent span never ended) also has passed: true.
       expect(
-        verdicts.map((v) => [v.agent, v.rule, v.passed]),
+        verdicts.map((v) => [v.agent, v.rule, v.passed, labels(v)]),
         scenario,
-      ).toEqual([['weather_agent', 'weather', true]]);
+      ).toEqual([['weather_agent', 'weather', true, ['pass', 'pass']]]);
     }
   });
 
@@ -51,6 +54,8 @@ describe.each(FRAMEWORKS)('examples/policies/weather.yaml on the %s recordings',
 
   it('credits the orchestrator with its researcher’s lookup', async () => {
     const verdicts = await score(framework, 'subagent_as_tool');
-    expect(verdicts.map((v) => [v.agent, v.rule, v.passed])).toEqual([['orchestrator', 'delegation', true]]);
+    expect(verdicts.map((v) => [v.agent, v.rule, v.passed, labels(v)])).toEqual([
+      ['orchestrator', 'delegation', true, ['pass']],
+    ]);
   });
 });
