@@ -209,7 +209,11 @@ describe('eval-dataset cases', () => {
     const a = await evaluateTraces(traces, fromCases);
     const b = await evaluateTraces(traces, fromFile);
     expect(a.map((v) => v.results)).toEqual(b.map((v) => v.results));
-    expect(a.map((v) => v.passed)).toEqual([true, false]);
+    // Judged: a skipped record would have passed: true too.
+    expect(a.map((v) => [v.passed, v.results.map((r) => r.label)])).toEqual([
+      [true, ['pass']],
+      [false, ['fail']],
+    ]);
   });
 
   it('adds an llm_judge (trajectory_grounding, every run) only for answer_facts and only when a judge is configured', () => {
@@ -250,12 +254,23 @@ describe('eval-dataset cases', () => {
     const verdicts = byAttr.stdout
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { trace_id: string; rule: string; passed: boolean });
-    expect(verdicts.map((v) => [Number.parseInt(v.trace_id, 16), v.rule, v.passed])).toEqual([
-      [1, 'refund-eligible', true],
-      [2, 'refund-eligible', true],
-      [3, 'order-status', true],
-      [4, 'refund-eligible', false],
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            trace_id: string;
+            rule: string;
+            passed: boolean;
+            results: Array<{ label: string }>;
+          },
+      );
+    // Each one judged by its case's trajectory scorer (a skipped record also has passed: true).
+    expect(
+      verdicts.map((v) => [Number.parseInt(v.trace_id, 16), v.rule, v.passed, v.results.map((r) => r.label)]),
+    ).toEqual([
+      [1, 'refund-eligible', true, ['pass']],
+      [2, 'refund-eligible', true, ['pass']],
+      [3, 'order-status', true, ['pass']],
+      [4, 'refund-eligible', false, ['fail']],
     ]);
     expect(byAttr.stderr).toContain(
       '4 runs scored, 4 verdicts, 3 passed, 1 files, 0 unreadable records, 2 traces tied to no case',
