@@ -77,6 +77,11 @@ describe('toolwatch score', () => {
       ['22222222222222222222222222222222', false],
       ['11111111111111111111111111111111', true],
     ]);
+    // Judged (a skipped record has passed: true too); evaluateTraces below would skip alike.
+    expect(verdicts.map((v) => v.results.map((r: { label: string }) => r.label))).toEqual([
+      ['fail', 'fail'],
+      ['pass', 'pass'],
+    ]);
     const expected = await evaluateTraces([GOOD, BAD], await loadPolicy(policyPath));
     expect([verdicts[1], verdicts[0]]).toEqual(JSON.parse(JSON.stringify(expected)));
     // The broken JSON line is reported with its file and line, once, and skipped.
