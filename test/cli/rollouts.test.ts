@@ -53,13 +53,17 @@ describe('toolwatch rollouts', () => {
         rollout: number;
         passed: boolean;
         error?: string;
-        verdict?: { rule: string };
+        verdict?: { rule: string; results: Array<{ label: string }> };
       }>;
     };
     expect(doc.grid.rows.map((r) => [r.case, r.passed, r.scored, r.class])).toEqual([
       ['good', 4, 4, 'saturated-pass'],
       ['throws', 2, 4, 'learning-zone'],
     ]);
+    // Those counted as passed were judged passes: a skipped record (passed: true) counts alike.
+    expect(
+      doc.rollouts.filter((r) => r.passed).map((r) => [r.case, r.verdict?.results.map((x) => x.label)]),
+    ).toEqual([...Array(4).fill(['good', ['pass']]), ['throws', ['pass']], ['throws', ['pass']]]);
     expect(doc.rollouts).toHaveLength(8);
     expect(doc.rollouts.filter((r) => r.error).map((r) => [r.case, r.rollout])).toEqual([
       ['throws', 1],
