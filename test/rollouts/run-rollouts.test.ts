@@ -46,6 +46,15 @@ describe('runRollouts with an AI SDK agent on a scripted model', () => {
       ['typo-prone', '4/6', 'learning-zone'],
     ]);
     expect(result.grid.passRate).toBeCloseTo(10 / 18);
+    // Judged passes and failures: the grid counts a rollout whose verdict is a skipped record
+    // (passed: true) as passed, so the counts alone cannot tell.
+    const labels = (id: string) =>
+      result.rollouts.filter((r) => r.case === id).map((r) => r.verdict?.results.map((x) => x.label).join());
+    expect([labels('direct-lookup'), labels('pushy-customer'), labels('typo-prone')]).toEqual([
+      Array(6).fill('pass'),
+      Array(6).fill('fail'),
+      ['fail', 'pass', 'pass', 'fail', 'pass', 'pass'],
+    ]);
     // Each rollout was judged by its own case's rule, on the AI SDK's own spans.
     expect(result.verdicts).toHaveLength(18);
     for (const r of result.rollouts) {
@@ -93,6 +102,18 @@ describe('runRollouts with an AI SDK agent on a scripted model', () => {
     expect(result.grid.rows.map((r) => [r.case, r.passed, r.scored, r.errors, r.class])).toEqual([
       ['throws', 2, 4, 2, 'learning-zone'],
       ['hangs', 3, 4, 1, 'learning-zone'],
+    ]);
+    // The rollouts counted as passed were judged passes, not skipped records (also passed: true).
+    expect(
+      result.rollouts
+        .filter((r) => r.passed)
+        .map((r) => [r.case, r.rollout, r.verdict?.results.map((x) => x.label)]),
+    ).toEqual([
+      ['throws', 0, ['pass']],
+      ['throws', 2, ['pass']],
+      ['hangs', 1, ['pass']],
+      ['hangs', 2, ['pass']],
+      ['hangs', 3, ['pass']],
     ]);
     expect(result.rollouts.find((r) => r.case === 'throws' && r.rollout === 1)!.error).toBe(
       'scripted failure on rollout 1',
