@@ -36,6 +36,19 @@ describe('examples/otlp-export.ts', () => {
       .sort((a, b) => a.startTime - b.startTime);
     expect(agents).toHaveLength(3);
     expect(agents.map((s) => s.attributes['toolwatch.evaluation.passed'])).toEqual([true, false, false]);
+    // The first run judged, every deterministic scorer passing (a skipped record also has
+    // passed: true); its judge is out of the sample and not escalated.
+    expect(
+      agents[0]!.events
+        .filter((e) => e.name === 'gen_ai.evaluation.result')
+        .map((e) => [e.attributes['gen_ai.evaluation.name'], e.attributes['gen_ai.evaluation.score.label']]),
+    ).toEqual([
+      ['reliability', 'pass'],
+      ['grounded', 'pass'],
+      ['tool_order', 'pass'],
+      ['trajectory', 'pass'],
+      ['llm_judge', 'skipped'],
+    ]);
     expect(agents.map((s) => s.attributes['toolwatch.keep'])).toEqual([false, true, true]);
     expect(agents[2]!.attributes['toolwatch.evaluation.failed']).toEqual([
       'reliability',
