@@ -37,7 +37,10 @@ describe('evaluateTraces isolation', () => {
         problems,
       },
     );
-    expect(verdicts.map((v) => [v.trace_id, v.passed])).toEqual([['0123456789abcdef0123456789abcdef', true]]);
+    // Scored: its tool_order result a judged pass (a skipped record has passed: true too).
+    expect(verdicts.map((v) => [v.trace_id, v.passed, v.results.map((r) => r.label)])).toEqual([
+      ['0123456789abcdef0123456789abcdef', true, ['pass']],
+    ]);
     expect(problems).toContainEqual({
       code: 'reconstruction_failed',
       message: `trace ${POISON} could not be reconstructed: simulated reconstruction bug`,
