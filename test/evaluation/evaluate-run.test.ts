@@ -152,6 +152,12 @@ describe('completeRunAsync and finalizeVerdict', () => {
     expect(judges[2]!.calls).toBe(0);
     expect(limiter.active).toBe(0);
     const final = finalizeVerdict(evaluation.verdict, results, rule);
+    // Passed on the two judged passes; the refused judge does not count.
+    expect(final.results.map((r) => [r.scorer, r.label])).toEqual([
+      ['j1', 'pass'],
+      ['j2', 'pass'],
+      ['j3', 'skipped'],
+    ]);
     expect(final.passed).toBe(true);
     now = 60_000;
     const later = await completeRunAsync(run, rule, policy, evaluation, { limiter });
