@@ -1,6 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { spansFromOtlpJson } from '../conventions/from-otlp-json.js';
 import { evaluateTraceSpans } from '../evaluation/evaluate-traces.js';
+import { isJudged } from '../evaluation/is-judged.js';
 import { JudgeLimiter } from '../evaluation/judge-limiter.js';
 import { isTraceRecord, readInput } from '../input/read-records.js';
 import { type TraceGroup, TraceWindow } from '../input/trace-window.js';
@@ -112,7 +113,7 @@ export async function scoreStream(options: ScoreStreamOptions): Promise<ScoreSta
       stats.verdicts++;
       // Counted as scored and passed, a record of skipped results made a sampled-out file
       // read "62 runs scored, 62 passed" with nothing judged (and a gate hold on nothing).
-      if (judgedBySome(v)) {
+      if (isJudged(v)) {
         if (!runJudged) stats.runs++;
         runJudged = true;
         if (v.passed) stats.passed++;
@@ -225,9 +226,4 @@ function startProgress(
       io.stderr('\r\x1b[K');
     },
   };
-}
-
-function judgedBySome(verdict: Verdict): boolean {
-  for (const r of verdict.results) if (r.label !== 'skipped') return true;
-  return false;
 }

@@ -1,4 +1,5 @@
 import type { Gate, Policy, ScorerResult, Verdict } from '../types.js';
+import { isJudged } from './is-judged.js';
 
 /**
  * One gate's outcome. `held` (kept for callers of the first version) is `status !== 'failed'`:
@@ -68,6 +69,8 @@ export class VerdictSummarizer {
   }
 
   add(v: Verdict): void {
+    // A record judged by no scorer is no run of the pass rate (regression_vs_baseline).
+    if (!isJudged(v)) return;
     const sum = this.summary;
     sum.runs++;
     if (v.passed) sum.passed++;

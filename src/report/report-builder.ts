@@ -1,5 +1,6 @@
 import { evaluationExplanation } from '../emission/events.js';
 import type { GateOutcome } from '../evaluation/check-gates.js';
+import { isJudged } from '../evaluation/is-judged.js';
 import type { Policy, RedactOptions, Verdict } from '../types.js';
 import type {
   FailingRun,
@@ -70,10 +71,14 @@ export class ReportBuilder {
   }
 
   add(v: Verdict, file?: string): void {
-    this.runs++;
-    if (v.passed) this.passed++;
-    bump(this.byRule, v.rule, v.passed);
-    for (const tag of this.options.ruleTags?.get(v.rule) ?? []) bump(this.byTag, tag, v.passed);
+    // A record judged by no scorer counts in its scorers' `skipped` column only: as a run that
+    // passed, an unjudged run read "every run passed".
+    if (isJudged(v)) {
+      this.runs++;
+      if (v.passed) this.passed++;
+      bump(this.byRule, v.rule, v.passed);
+      for (const tag of this.options.ruleTags?.get(v.rule) ?? []) bump(this.byTag, tag, v.passed);
+    }
     for (const r of v.results) {
       const key = `${v.rule}\u0000${r.scorer}`;
       let row = this.byScorer.get(key);

@@ -6,6 +6,7 @@ import { casesPolicy } from '../cases/cases-policy.js';
 import type { EvalCase } from '../cases/eval-case.js';
 import { loadCases } from '../cases/load-cases.js';
 import { checkGates, type GateOutcome } from '../evaluation/check-gates.js';
+import { isJudged } from '../evaluation/is-judged.js';
 import { ToolwatchSpanProcessor } from '../processor/toolwatch-span-processor.js';
 import type { RolloutGrid } from '../report/report-types.js';
 import type { Policy, Verdict } from '../types.js';
@@ -160,7 +161,7 @@ export async function runRollouts(options: RunRolloutsOptions): Promise<RunRollo
       // Counted now: spans the agent left open end before the flush above.
       agentSpans: counter.count(r.traceId, true),
       ...(verdict ? { verdict } : {}),
-      passed: r.error === undefined && verdict !== undefined && judged(verdict) && verdict.passed,
+      passed: r.error === undefined && verdict !== undefined && isJudged(verdict) && verdict.passed,
     };
   });
   const counts = cases.map((c) => {
@@ -168,7 +169,7 @@ export async function runRollouts(options: RunRolloutsOptions): Promise<RunRollo
     // A verdict whose every result is skipped (out of the policy's sample, over a span limit)
     // judged nothing: counted as scored and passed, it made an unjudged grid saturated-pass.
     const scored = mine.filter(
-      (r) => r.error !== undefined || (r.verdict !== undefined && judged(r.verdict)),
+      (r) => r.error !== undefined || (r.verdict !== undefined && isJudged(r.verdict)),
     );
     return {
       case: c.id,
@@ -254,11 +255,6 @@ async function runOne(
       };
     },
   );
-}
-
-/** Whether some scorer ran on the rollout's run (a record of `skipped` results judged nothing). */
-export function judged(verdict: Verdict): boolean {
-  return verdict.results.some((r) => r.label !== 'skipped');
 }
 
 /** GenAI semantic-convention messages: text becomes one text part; chat messages are kept. */

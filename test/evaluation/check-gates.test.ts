@@ -94,11 +94,18 @@ describe('checkGates', () => {
   });
 
   it('fails trajectory gates when runs were scored without a trajectory result; skips an empty high-risk set', async () => {
+    // The runs are scored (by reliability) but the trajectory scorer never runs.
     const policy = await loadPolicy(
-      POLICY.replace('kind: trajectory', 'kind: trajectory\n        sampling: { ratio: 0 }'),
+      POLICY.replace(
+        'kind: trajectory',
+        'kind: reliability\n        expected_tool_calls: [get_order_detail, check_refund_policy]\n      - kind: trajectory\n        sampling: { ratio: 0 }',
+      ),
     );
     const verdicts = await evaluateTraces([good(1), good(2)], policy);
-    expect(verdicts).toHaveLength(2);
+    expect(verdicts.map((v) => v.results.map((r) => r.label))).toEqual([
+      ['pass', 'skipped'],
+      ['pass', 'skipped'],
+    ]);
     const gates = Object.fromEntries(checkGates(verdicts, policy).map((g) => [g.gate, [g.status, g.note]]));
     expect(gates).toEqual({
       tool_selection_accuracy: ['failed', 'nothing to measure: no trajectory results'],
@@ -126,5 +133,25 @@ describe('checkGates', () => {
       baseline: 1,
       status: 'failed',
     });
+  });
+
+  it('counts no run out of the sample in the pass rate: a regression gate never holds on records that judged nothing', async () => {
+    const policy = await loadPolicy(POLICY);
+    const sampledOut = await loadPolicy(POLICY.replace('version: 1', 'version: 1\nsampling: { ratio: 0 }'));
+    const unjudged = await evaluateTraces([good(1), trace(2, [['submit_refund', 'A1024']])], sampledOut);
+    expect(unjudged.map((v) => [v.passed, v.results.map((r) => r.label)])).toEqual([
+      [true, ['skipped']],
+      [true, ['skipped']],
+    ]);
+    const baseline = await evaluateTraces([good(5), good(6)], policy);
+    expect(summarizeVerdicts(unjudged, policy)).toMatchObject({ runs: 0, passed: 0 });
+    // One judged pass among them: the rate is 1 of 1, not 3 of 3.
+    const mixed = [...unjudged, ...(await evaluateTraces([good(3)], policy))];
+    expect(summarizeVerdicts(mixed, policy)).toMatchObject({ runs: 1, passed: 1 });
+    const regression = checkGates(unjudged, policy, baseline).find(
+      (g) => g.gate === 'regression_vs_baseline',
+    );
+    expect(regression?.status).not.toBe('held');
+    expect(regression?.value).toBeNull();
   });
 });

@@ -28,7 +28,7 @@ gates:
   forbidden_tool_calls: { max: 0 }
 `;
 
-function trace(n: number, agent: string, tools: Array<[string, string]>) {
+export function trace(n: number, agent: string, tools: Array<[string, string]>) {
   const t = new TraceBuilder({ traceId: n.toString(16).padStart(32, '0') });
   const a = t.agent(agent);
   for (const [name, id] of tools) a.tool(name, { args: { order_id: id } });

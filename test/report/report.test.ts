@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { checkGates } from '../../src/evaluation/check-gates.js';
+import { evaluateTraces } from '../../src/evaluation/evaluate-traces.js';
+import { parsePolicyText } from '../../src/policy/load-policy.js';
 import { JunitSpool, junitXml } from '../../src/report/junit.js';
 import { renderMarkdown } from '../../src/report/render-markdown.js';
 import { renderText } from '../../src/report/render-text.js';
 import { ReportBuilder } from '../../src/report/report-builder.js';
-import { fixture, fixtureReport } from './report-fixture.js';
+import { fixture, fixtureReport, POLICY, trace } from './report-fixture.js';
 
 describe('grouped reports', () => {
   it('groups by rule, scorer, tool (first call vs final success, retries), intent and risk', async () => {
@@ -44,6 +46,26 @@ describe('grouped reports', () => {
     ]);
     // Redacted by default: tool and field names, no values.
     expect(r.failing[1]!.reasons).toEqual(['trajectory: fail; arg_mismatch(get_order_detail.order_id)']);
+  });
+
+  it("counts records judged by no scorer in their scorers' skipped column only, never as runs that passed", async () => {
+    const { policy, verdicts } = await fixture();
+    const sampledOut = parsePolicyText(POLICY.replace('version: 1', 'version: 1\nsampling: { ratio: 0 }'));
+    const unjudged = await evaluateTraces(
+      [trace(99, 'refund-agent', [['submit_refund', 'A1024']])],
+      sampledOut,
+    );
+    expect(unjudged.map((v) => [v.passed, v.results.map((r) => r.label)])).toEqual([[true, ['skipped']]]);
+    const builder = new ReportBuilder({ policy });
+    for (const v of [...verdicts, ...unjudged]) builder.add(v);
+    const r = builder.build();
+    // The 14 judged runs, as without the record.
+    expect([r.runs, r.passed]).toEqual([14, 10]);
+    expect(r.byRule.map((x) => [x.key, x.total, x.passed])).toEqual([
+      ['refunds', 10, 7],
+      ['shipping', 4, 3],
+    ]);
+    expect(r.byScorer.find((x) => x.rule === 'refunds')).toMatchObject({ ran: 10, skipped: 1 });
   });
 
   it('keeps at most maxFailing failing runs and counts the rest', async () => {

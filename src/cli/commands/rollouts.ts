@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { caseTags } from '../../cases/cases-policy.js';
 import { loadCases } from '../../cases/load-cases.js';
+import { isJudged } from '../../evaluation/is-judged.js';
 import { terminalText } from '../../input/printable.js';
 import { PolicyError } from '../../policy/policy-error.js';
 import { gateLine } from '../../report/gate-line.js';
@@ -12,12 +13,7 @@ import { renderHtml } from '../../report/render-html.js';
 import { renderMarkdown } from '../../report/render-markdown.js';
 import { renderText } from '../../report/render-text.js';
 import { ReportBuilder } from '../../report/report-builder.js';
-import {
-  judged,
-  type RolloutAgent,
-  type RunRolloutsResult,
-  runRollouts,
-} from '../../rollouts/run-rollouts.js';
+import { type RolloutAgent, type RunRolloutsResult, runRollouts } from '../../rollouts/run-rollouts.js';
 import { guardAgentProcess } from '../agent-guard.js';
 import type { CliIo } from '../cli-io.js';
 import { loadSettings } from '../load-settings.js';
@@ -191,7 +187,7 @@ export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number
   // Rollouts judged by no scorer (every result skipped): unscored in the grid; say why.
   const unjudged = new Map<string, number>();
   for (const r of result.rollouts) {
-    if (r.error !== undefined || r.verdict === undefined || judged(r.verdict)) continue;
+    if (r.error !== undefined || r.verdict === undefined || isJudged(r.verdict)) continue;
     const reason = r.verdict.results[0]?.reason ?? 'skipped';
     unjudged.set(reason, (unjudged.get(reason) ?? 0) + 1);
   }
