@@ -93,6 +93,9 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
 
 export { SCORE_USAGE };
 
+/** `process.exit` as Node made it: `toolwatch rollouts` guards it while the agent runs. */
+const exit = process.exit.bind(process);
+
 /** How long `toolwatch rollouts` waits for the agent's open handles to close before exiting. */
 const ROLLOUTS_GRACE_MS = 2000;
 
@@ -110,9 +113,9 @@ function isMain(): boolean {
 if (isMain()) {
   // `toolwatch score … | head -1`: the reader went away; stop quietly, as Unix tools do.
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') process.exit(0);
+    if (err.code === 'EPIPE') exit(0);
     process.stderr.write(`toolwatch: cannot write to stdout: ${err.message}\n`);
-    process.exit(2);
+    exit(2);
   });
   // Diagnostics that cannot be written (`2>&1 | head -1`, a full disk) are dropped: the run
   // goes on, so verdicts still reach stdout or --out and the exit status still means what it
@@ -144,7 +147,9 @@ if (isMain()) {
           io.stderr(
             `toolwatch rollouts: the agent left handles open (timers, sockets) ${ROLLOUTS_GRACE_MS / 1000} s after the rollouts ended; exiting\n`,
           );
-          process.exit(code);
+          // The real exit (the agent guard makes process.exit throw) with the status as it
+          // stands: an error the agent raised after the report may have failed the gate.
+          exit();
         }, ROLLOUTS_GRACE_MS).unref();
     },
     (err: unknown) => {

@@ -86,6 +86,12 @@ await new Promise((resolve) => setTimeout(resolve, 5));`,
       join(dir, 'interval.mjs'),
       `import agent from ${JSON.stringify(ciAgent)};\nlet poller;\nexport default async (input, ctx) => {\n  poller ??= setInterval(() => {}, 1000);\n  return agent(input, ctx);\n};\n`,
     ),
+    writeFile(
+      join(dir, 'late-error.mjs'),
+      wrapped(
+        "if (ctx.caseId === 'shipping-wrong-tool' && ctx.rollout === 1) setTimeout(() => { throw new Error('a timer left behind'); }, 1500);",
+      ),
+    ),
     writeFile(join(dir, 'exits-on-import.mjs'), `process.exit(0);\nexport default async () => 'never';\n`),
   ]);
 });
@@ -148,6 +154,24 @@ describe('toolwatch rollouts with an agent that misbehaves', () => {
     }
     expect(gated.code).toBe(1);
     expect(gated.stderr).toContain('gate FAILED — the agent raised errors outside its rollouts');
+    expect(ungated.code).toBe(0);
+  }, 90_000);
+
+  it('an error from a timer the agent left behind, after the report, is said and fails the gate through the exit status', async () => {
+    const [gated, ungated] = await Promise.all([
+      rollouts('late-error.mjs', '--gate'),
+      rollouts('late-error.mjs'),
+    ]);
+    for (const run of [gated, ungated]) {
+      expect(rolloutsOf(run)).toHaveLength(8);
+      expect(run.stderr).toContain(
+        'toolwatch rollouts: the agent raised an error after its rollouts ended: a timer left behind',
+      );
+      // Handled by the guard, not a crash with a stack trace.
+      expect(run.stderr).not.toContain('at Timeout');
+    }
+    // The same agent without the timer passes every gate (first test): the exit status is the late error's.
+    expect(gated.code).toBe(1);
     expect(ungated.code).toBe(0);
   }, 90_000);
 

@@ -99,16 +99,20 @@ export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number
     return 2;
   }
   // Guarded from the agent's import on (a module that calls process.exit at its top level is a
-  // load error): errors the agent raises outside any rollout (its timers, promises it never
-  // awaited) are each said once, all counted.
+  // load error) to the process's end: errors the agent raises outside any rollout (its timers,
+  // promises it never awaited) are each said once, all counted, and fail --gate — also those
+  // its leftover timers raise after the report, through the exit status. (So the guard stays
+  // installed once rollouts ran: this command owns its process.)
   const outside = new Set<string>();
   let outsideCount = 0;
+  let reported = false;
   const guard = guardAgentProcess((message) => {
     outsideCount++;
+    if (reported && values.gate) process.exitCode = 1;
     if (outside.size >= 20 || outside.has(message)) return;
     outside.add(message);
     io.stderr(
-      `toolwatch rollouts: the agent raised an error outside its rollouts: ${terminalText(message)}\n`,
+      `toolwatch rollouts: the agent raised an error ${reported ? 'after its rollouts ended' : 'outside its rollouts'}: ${terminalText(message)}\n`,
     );
   });
   let agent: RolloutAgent;
@@ -151,14 +155,16 @@ export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number
       },
     });
   } catch (err) {
+    guard.release();
     if (err instanceof PolicyError) {
       io.stderr(`toolwatch rollouts: ${err.message}\n`);
       return 2;
     }
     throw err;
-  } finally {
-    guard.release();
   }
+  // Timers the agent set that are already due fire now, counted in this report: one that a
+  // throwing timer before it deferred could otherwise come after the grid's last await.
+  for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setTimeout(resolve, 1));
   if (io.stderrIsTTY) io.stderr('\r\x1b[K');
 
   const text = render(result, format, caseTags(cases));
@@ -200,6 +206,7 @@ export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number
   }
   if (outsideCount > 0)
     io.stderr(`toolwatch rollouts: the agent raised ${outsideCount} errors outside its rollouts\n`);
+  reported = true;
   if (!values.gate) return 0;
   for (const g of result.gates) io.stderr(`${gateLine(g)}\n`);
   if (result.gates.length === 0)
