@@ -86,23 +86,42 @@ export class Program {
   private readonly _spans = new Map<Node, Span>();
   private readonly _ids = new Map<Node, string>();
   private _last = 0;
+  /** Over the spans started, the least and the greatest lag of the recorded start behind the high-resolution one (ms). */
+  private _lag = { min: Number.POSITIVE_INFINITY, max: Number.NEGATIVE_INFINITY };
   /** Each program's trace id, by its index. */
   readonly traceIds: string[] = [];
 
   constructor(private readonly _tracer: Tracer) {}
 
   run(op: Op): void {
-    // Two milliseconds between steps. Offline, a span starts at its recorded start (whole
-    // milliseconds in SDK 2.x) and ends that plus its high-resolution duration; live, at the
-    // high-resolution start. Within a millisecond the two clocks can order a model call's end
-    // (its requests) and a tool's start differently; two apart, never.
+    // More than a millisecond between steps. Offline, a span starts at its recorded start
+    // (whole milliseconds in SDK 2.x) and ends that plus its high-resolution duration; live,
+    // at the high-resolution start. Within a millisecond the two clocks can order a model
+    // call's end (its requests) and a tool's start differently; more than one apart, never.
+    // Counted from the end of the previous step, when its clock reading is surely taken: a
+    // stall between a count started before the step and its reading (a loaded machine
+    // preempting the process, GC) would let the next step follow at once.
     const until = this._last + 2;
     while (Date.now() < until) {}
-    this._last = Date.now();
     if (op.start) {
       this._start(op.node, op.parent, op.convention);
       if (op.parent === undefined) this.traceIds[op.trace] = this._spans.get(op.node)!.spanContext().traceId;
     } else this._end(op.node, op.convention);
+    this._last = Date.now();
+  }
+
+  /**
+   * Whether every span's recorded start lags its high-resolution start by the same amount give
+   * or take less than a millisecond (the whole-millisecond rounding), as steps more than a
+   * millisecond apart need for both clocks to order them alike. SDK 2.x reads `Date.now()`
+   * and then `performance.now()` as a span starts, records the first and times the end from
+   * the second: a stall between the two readings (the process preempted, GC) moves the
+   * span's recorded start and end earlier than it ran, by the stall, and offline evaluation
+   * then sees another trace than the one that ran (a child ending after its agent, a tool
+   * starting before the model call that requested it ended).
+   */
+  get clocksAgree(): boolean {
+    return this._lag.max - this._lag.min < 1;
   }
 
   private _context(parent: Node | undefined): Context {
@@ -171,7 +190,17 @@ export class Program {
       name = 'GET /orders';
       attributes['http.request.method'] = 'GET';
     }
-    this._spans.set(n, this._tracer.startSpan(name, { attributes }, this._context(parent)));
+    const span = this._tracer.startSpan(name, { attributes }, this._context(parent));
+    this._spans.set(n, span);
+    const sdk = span as unknown as { startTime?: [number, number]; _performanceStartTime?: number };
+    if (sdk.startTime !== undefined && sdk._performanceStartTime !== undefined) {
+      const lag =
+        performance.timeOrigin +
+        sdk._performanceStartTime -
+        (sdk.startTime[0] * 1000 + sdk.startTime[1] / 1e6);
+      if (lag < this._lag.min) this._lag.min = lag;
+      if (lag > this._lag.max) this._lag.max = lag;
+    }
   }
 
   private _end(n: Node, convention: Convention): void {
