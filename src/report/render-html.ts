@@ -180,7 +180,10 @@ export function renderHtml(report: Report): string {
   parts.push(
     `<h2>Failing runs (${failingTotal}${report.failingOmitted > 0 ? `, first ${report.failing.length} kept` : ''})</h2>`,
     failingTotal === 0
-      ? '<p>Every run passed.</p>'
+      ? // As the text and Markdown reports: no judged run is not every run passing.
+        report.runs > 0
+        ? '<p>Every run passed.</p>'
+        : '<p>No run was judged.</p>'
       : `<p><label>Filter <input id="filter" type="search" placeholder="agent, rule, tool, file…"></label> <span id="shown">${report.failing.length}</span> shown</p>${table(
           'failing',
           ['trace', 'agent', 'rule', 'file', 'why'],

@@ -3,6 +3,7 @@ import { checkGates } from '../../src/evaluation/check-gates.js';
 import { evaluateTraces } from '../../src/evaluation/evaluate-traces.js';
 import { parsePolicyText } from '../../src/policy/load-policy.js';
 import { JunitSpool, junitXml } from '../../src/report/junit.js';
+import { renderHtml } from '../../src/report/render-html.js';
 import { renderMarkdown } from '../../src/report/render-markdown.js';
 import { renderText } from '../../src/report/render-text.js';
 import { ReportBuilder } from '../../src/report/report-builder.js';
@@ -66,6 +67,16 @@ describe('grouped reports', () => {
       ['shipping', 4, 3],
     ]);
     expect(r.byScorer.find((x) => x.rule === 'refunds')).toMatchObject({ ran: 10, skipped: 1 });
+
+    // Alone, the record is no run that passed, in every format.
+    const alone = new ReportBuilder({ policy });
+    for (const v of unjudged) alone.add(v);
+    const report = alone.build();
+    expect([report.runs, report.passed]).toEqual([0, 0]);
+    expect(renderText(report)).not.toContain('every run passed');
+    expect(renderMarkdown(report)).not.toContain('Every run passed');
+    expect(renderHtml(report)).not.toContain('Every run passed');
+    expect(renderHtml(report)).toContain('<p>No run was judged.</p>');
   });
 
   it('keeps at most maxFailing failing runs and counts the rest', async () => {
