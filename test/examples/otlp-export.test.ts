@@ -37,17 +37,19 @@ describe('examples/otlp-export.ts', () => {
     expect(agents).toHaveLength(3);
     expect(agents.map((s) => s.attributes['toolwatch.evaluation.passed'])).toEqual([true, false, false]);
     // The first run judged, every deterministic scorer passing (a skipped record also has
-    // passed: true); its judge is out of the sample and not escalated.
-    expect(
-      agents[0]!.events
-        .filter((e) => e.name === 'gen_ai.evaluation.result')
-        .map((e) => [e.attributes['gen_ai.evaluation.name'], e.attributes['gen_ai.evaluation.score.label']]),
-    ).toEqual([
+    // passed: true). Its judge is sampled by trace id at 0.05 and not escalated: out of the
+    // sample (19 runs in 20) it is `skipped` here; in it, its result comes later, on an
+    // `evaluate` span (the trace ids are random, so the test takes either, exactly).
+    const first = agents[0]!.events
+      .filter((e) => e.name === 'gen_ai.evaluation.result')
+      .map((e) => [e.attributes['gen_ai.evaluation.name'], e.attributes['gen_ai.evaluation.score.label']]);
+    const judgeSampledIn = first.length === 4;
+    expect(first).toEqual([
       ['reliability', 'pass'],
       ['grounded', 'pass'],
       ['tool_order', 'pass'],
       ['trajectory', 'pass'],
-      ['llm_judge', 'skipped'],
+      ...(judgeSampledIn ? [] : [['llm_judge', 'skipped']]),
     ]);
     expect(agents.map((s) => s.attributes['toolwatch.keep'])).toEqual([false, true, true]);
     expect(agents[2]!.attributes['toolwatch.evaluation.failed']).toEqual([
@@ -64,9 +66,10 @@ describe('examples/otlp-export.ts', () => {
     }
     // The escalated judge results arrive later, on `evaluate refund-agent` spans parented to the run.
     const late = spans.filter((s) => s.name === 'evaluate refund-agent');
-    expect(late.length).toBe(2);
+    expect(late.map((s) => s.parentSpanId).sort()).toEqual(
+      (judgeSampledIn ? agents : agents.slice(1)).map((a) => a.spanId).sort(),
+    );
     for (const s of late) {
-      expect(agents.slice(1).map((a) => a.spanId)).toContain(s.parentSpanId);
       expect(s.events.map((e) => e.attributes['gen_ai.evaluation.name'])).toEqual(['llm_judge']);
     }
   });
