@@ -1,13 +1,13 @@
 import { stat } from 'node:fs/promises';
 import { spansFromOtlpJson } from '../conventions/from-otlp-json.js';
 import { evaluateTraceSpans } from '../evaluation/evaluate-traces.js';
-import { isJudged } from '../evaluation/is-judged.js';
 import { JudgeLimiter } from '../evaluation/judge-limiter.js';
 import { isTraceRecord, readInput } from '../input/read-records.js';
 import { type TraceGroup, TraceWindow } from '../input/trace-window.js';
 import type { Policy, Problem, Verdict } from '../types.js';
 import type { CliIo } from './cli-io.js';
 import type { ProblemLog } from './problem-log.js';
+import { UnjudgedTally } from './unjudged-tally.js';
 
 export interface ScoreStreamOptions {
   files: string[];
@@ -35,7 +35,7 @@ export interface ScoreStats {
   /** Verdicts that passed, of those some scorer judged. */
   passed: number;
   /** Verdicts of only `skipped` results (out of the sample, over a limit), by their reason. */
-  unjudged: Map<string, number>;
+  unjudged: UnjudgedTally;
   files: number;
   records: number;
   /** Records that could not be read, or were read with spans that had to be dropped. */
@@ -58,7 +58,7 @@ export async function scoreStream(options: ScoreStreamOptions): Promise<ScoreSta
     runs: 0,
     verdicts: 0,
     passed: 0,
-    unjudged: new Map(),
+    unjudged: new UnjudgedTally(),
     files: 0,
     records: 0,
     unreadable: 0,
@@ -113,13 +113,10 @@ export async function scoreStream(options: ScoreStreamOptions): Promise<ScoreSta
       stats.verdicts++;
       // Counted as scored and passed, a record of skipped results made a sampled-out file
       // read "62 runs scored, 62 passed" with nothing judged (and a gate hold on nothing).
-      if (isJudged(v)) {
+      if (stats.unjudged.add(v)) {
         if (!runJudged) stats.runs++;
         runJudged = true;
         if (v.passed) stats.passed++;
-      } else {
-        const reason = v.results[0]?.reason ?? 'skipped';
-        stats.unjudged.set(reason, (stats.unjudged.get(reason) ?? 0) + 1);
       }
       const written = options.onVerdict(v, file);
       if (written) return written.then(() => write(file, verdicts, i + 1));

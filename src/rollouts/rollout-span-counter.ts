@@ -15,10 +15,9 @@ export class RolloutSpanCounter implements SpanProcessor {
     this._counts.set(traceId, 0);
   }
 
-  /** Spans of the trace that ended so far, less the rollout span once it ended. */
-  count(traceId: string, rolloutSpanEnded: boolean): number {
-    const n = this._counts.get(traceId) ?? 0;
-    return rolloutSpanEnded ? Math.max(0, n - 1) : n;
+  /** Spans of the trace that ended, less the rollout span (read once it ended). */
+  agentSpans(traceId: string): number {
+    return Math.max(0, (this._counts.get(traceId) ?? 0) - 1);
   }
 
   onStart(_span: Span, _parentContext: Context): void {}

@@ -159,7 +159,7 @@ export async function runRollouts(options: RunRolloutsOptions): Promise<RunRollo
     return {
       ...r,
       // Counted now: spans the agent left open end before the flush above.
-      agentSpans: counter.count(r.traceId, true),
+      agentSpans: counter.agentSpans(r.traceId),
       ...(verdict ? { verdict } : {}),
       passed: r.error === undefined && verdict !== undefined && isJudged(verdict) && verdict.passed,
     };

@@ -4,7 +4,6 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { caseTags } from '../../cases/cases-policy.js';
 import { loadCases } from '../../cases/load-cases.js';
-import { isJudged } from '../../evaluation/is-judged.js';
 import { terminalText } from '../../input/printable.js';
 import { PolicyError } from '../../policy/policy-error.js';
 import { gateLine } from '../../report/gate-line.js';
@@ -18,6 +17,7 @@ import { guardAgentProcess } from '../agent-guard.js';
 import type { CliIo } from '../cli-io.js';
 import { loadSettings } from '../load-settings.js';
 import { sameFile } from '../same-file.js';
+import { UnjudgedTally } from '../unjudged-tally.js';
 import { REPORT_FORMATS, type ReportFormat } from '../verdict-output.js';
 import { loadJudges } from './score.js';
 
@@ -191,17 +191,12 @@ export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number
       `toolwatch rollouts: ${untraced} of ${total} rollouts captured no spans from the agent, so their runs have no tool calls: trace the agent with context.tracer (AI SDK: experimental_telemetry: { isEnabled: true, tracer: context.tracer }) or the global tracer provider\n`,
     );
   // Rollouts judged by no scorer (every result skipped): unscored in the grid; say why.
-  const unjudged = new Map<string, number>();
-  for (const r of result.rollouts) {
-    if (r.error !== undefined || r.verdict === undefined || isJudged(r.verdict)) continue;
-    const reason = r.verdict.results[0]?.reason ?? 'skipped';
-    unjudged.set(reason, (unjudged.get(reason) ?? 0) + 1);
-  }
-  if (unjudged.size > 0) {
-    const n = [...unjudged.values()].reduce((a, b) => a + b, 0);
-    const why = [...unjudged].map(([reason, count]) => `${terminalText(reason)} ×${count}`).join(', ');
+  const unjudged = new UnjudgedTally();
+  for (const r of result.rollouts)
+    if (r.error === undefined && r.verdict !== undefined) unjudged.add(r.verdict);
+  if (unjudged.total > 0) {
     io.stderr(
-      `toolwatch rollouts: ${n} of ${total} rollouts were judged by no scorer (${why}), so they are not scored${unjudged.has('sampled_out') ? ': the policy samples runs (sampling.ratio); rollouts need every run, so remove it from the policy given to rollouts' : ''}\n`,
+      `toolwatch rollouts: ${unjudged.total} of ${total} rollouts were judged by no scorer (${unjudged.reasons()}), so they are not scored${unjudged.has('sampled_out') ? ': the policy samples runs (sampling.ratio); rollouts need every run, so remove it from the policy given to rollouts' : ''}\n`,
     );
   }
   if (outsideCount > 0)

@@ -11,7 +11,7 @@ import {
   VerdictSummarizer,
   type VerdictSummary,
 } from '../../evaluation/check-gates.js';
-import { printable, terminalText } from '../../input/printable.js';
+import { printable } from '../../input/printable.js';
 import type { TraceGroup } from '../../input/trace-window.js';
 import { loadPolicy } from '../../policy/load-policy.js';
 import { PolicyError } from '../../policy/policy-error.js';
@@ -205,7 +205,7 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
   io.stderr(
     `${prefix}: ${stats.runs} runs scored, ${stats.verdicts} verdicts, ${stats.passed} passed, ${stats.files} files, ${stats.unreadable} unreadable records${
       stats.split > 0 ? `, ${stats.split} traces split by the window` : ''
-    }${cases ? `, ${stats.unmatched} traces tied to no case` : ''}${unjudgedText(stats.unjudged)}\n`,
+    }${cases ? `, ${stats.unmatched} traces tied to no case` : ''}${stats.unjudged.total > 0 ? `, ${stats.unjudged.total} verdicts judged by no scorer (${stats.unjudged.reasons()})` : ''}\n`,
   );
   if (name === 'baseline save' && stats.runs === 0) {
     io.stderr(`${prefix}: nothing was scored, so the baseline holds no verdicts\n`);
@@ -310,13 +310,4 @@ function parse(argv: string[]) {
 function usage(io: CliIo, message: string): number {
   io.stderr(`toolwatch score: ${message}\n${SCORE_USAGE}\n`);
   return 2;
-}
-
-/** `, N verdicts judged by no scorer (sampled_out ×N)`, when some were. */
-function unjudgedText(unjudged: Map<string, number>): string {
-  if (unjudged.size === 0) return '';
-  let n = 0;
-  for (const count of unjudged.values()) n += count;
-  const why = [...unjudged].map(([reason, count]) => `${terminalText(reason)} ×${count}`).join(', ');
-  return `, ${n} verdicts judged by no scorer (${why})`;
 }
