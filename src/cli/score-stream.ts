@@ -2,9 +2,9 @@ import { stat } from 'node:fs/promises';
 import { spansFromOtlpJson } from '../conventions/from-otlp-json.js';
 import { evaluateTraceSpans } from '../evaluation/evaluate-traces.js';
 import { JudgeLimiter } from '../evaluation/judge-limiter.js';
-import { isTraceRecord, readInput } from '../input/read-records.js';
+import { type InputProblem, isTraceRecord, readInput, type TraceRecord } from '../input/read-records.js';
 import { type TraceGroup, TraceWindow } from '../input/trace-window.js';
-import type { Policy, Problem, Verdict } from '../types.js';
+import type { Policy, Problem, SpanLike, Verdict } from '../types.js';
 import type { CliIo } from './cli-io.js';
 import type { ProblemLog } from './problem-log.js';
 import { UnjudgedTally } from './unjudged-tally.js';
@@ -53,89 +53,12 @@ export interface ScoreStats {
  * judge budget for the whole run. Memory is bounded by the window, not by the input.
  */
 export async function scoreStream(options: ScoreStreamOptions): Promise<ScoreStats> {
-  const { policy, io, log } = options;
-  const stats: ScoreStats = {
-    runs: 0,
-    verdicts: 0,
-    passed: 0,
-    unjudged: new UnjudgedTally(),
-    files: 0,
-    records: 0,
-    unreadable: 0,
-    unmatched: 0,
-    split: 0,
-    bytes: 0,
-  };
-  const window = new TraceWindow({
-    ...(options.window !== undefined ? { window: options.window } : {}),
-    ...(options.maxOpenSpans !== undefined ? { maxOpenSpans: options.maxOpenSpans } : {}),
-  });
-  const limiter = new JudgeLimiter({
-    maxPerMinute: policy.judge.maxPerMinute,
-    maxConcurrent: policy.judge.maxConcurrent,
-  });
+  const { io, log } = options;
+  const stats = emptyStats();
+  const scorer = new TraceScorer({ ...options, stats });
   const progress = io.stderrIsTTY
     ? startProgress(options.files, stats, io, options.progressIntervalMs ?? 500)
     : undefined;
-
-  // Judging and writing stay synchronous unless a judge runs or the output pushes back: a
-  // stream of small traces then costs no promise per trace.
-  const judge = (group: TraceGroup): void | Promise<void> => {
-    const chosen = options.select ? options.select(group) : policy;
-    if (!chosen) {
-      stats.unmatched++;
-      return;
-    }
-    const problems: Problem[] = [];
-    const verdicts = evaluateTraceSpans(group.spans, chosen, {
-      problems,
-      limiter,
-      ...(options.judges ? { judges: options.judges } : {}),
-    });
-    if (!Array.isArray(verdicts)) return verdicts.then((v) => emit(group, v, problems));
-    return emit(group, verdicts, problems);
-  };
-
-  const emit = (group: TraceGroup, verdicts: Verdict[], problems: Problem[]): void | Promise<void> => {
-    for (const p of problems)
-      log.report(p.code, `${group.file}${group.line ? `:${group.line}` : ''}`, p.message);
-    return write(group.file, verdicts, 0);
-  };
-
-  // Whether the run of the verdicts being written has a judged one yet (its verdicts are consecutive).
-  let runJudged = false;
-  const write = (file: string, verdicts: Verdict[], from: number): void | Promise<void> => {
-    for (let i = from; i < verdicts.length; i++) {
-      const v = verdicts[i]!;
-      // Verdicts come ordered by run, then rule: a new run is a new (trace, span).
-      const prev = i > 0 ? verdicts[i - 1] : undefined;
-      if (!prev || prev.span_id !== v.span_id || prev.trace_id !== v.trace_id) runJudged = false;
-      stats.verdicts++;
-      // Counted as scored and passed, a record of skipped results made a sampled-out file
-      // read "62 runs scored, 62 passed" with nothing judged (and a gate hold on nothing).
-      if (stats.unjudged.add(v)) {
-        if (!runJudged) stats.runs++;
-        runJudged = true;
-        if (v.passed) stats.passed++;
-      }
-      const written = options.onVerdict(v, file);
-      if (written) return written.then(() => write(file, verdicts, i + 1));
-    }
-  };
-
-  const noteWindow = () => {
-    const events = window.events.splice(0);
-    for (const e of events) {
-      log.report(
-        e.kind === 'reappeared' ? 'split_trace' : 'forced_trace',
-        `${e.file}:${e.line}`,
-        e.kind === 'reappeared'
-          ? `trace ${e.traceId} reappeared after its window closed; its runs were judged without these spans (raise --window)`
-          : `trace ${e.traceId} judged before its window closed: more than the open-span bound are buffered`,
-      );
-    }
-  };
-
   try {
     for (const file of options.files) {
       stats.files++;
@@ -148,45 +71,185 @@ export async function scoreStream(options: ScoreStreamOptions): Promise<ScoreSta
       for await (const batch of batches) {
         for (const item of batch) {
           if (!isTraceRecord(item)) {
-            stats.unreadable += item.records;
-            const where = `${file}${item.line ? `:${item.line}${item.toLine ? `-${item.toLine}` : ''}` : ''}${
-              item.offset !== undefined ? ` (byte ${item.offset})` : ''
-            }`;
-            log.report(item.records > 0 ? 'unreadable' : 'input', where, item.message);
+            reportInputProblem(item, stats, log);
             continue;
           }
           stats.records++;
-          const problems: Problem[] = [];
-          const spans = spansFromOtlpJson(item.value, problems);
-          if (problems.length > 0) {
-            stats.unreadable++;
-            for (const p of problems)
-              log.report(p.code, `${file}${item.line ? `:${item.line}` : ''}`, p.message);
-          }
-          const done = window.add(spans, file, item.line);
-          if (window.reappeared + window.forced !== stats.split) {
-            stats.split = window.reappeared + window.forced;
-            noteWindow();
-          }
-          for (const group of done) {
-            const judged = judge(group);
-            if (judged) await judged;
-          }
+          const spans = decodeRecord(item, stats, log);
+          const judged = scorer.record(spans, file, item.line);
+          if (judged) await judged;
         }
       }
     }
-    for (const group of window.drain()) {
-      const judged = judge(group);
-      if (judged) await judged;
-    }
+    const judged = scorer.finish();
+    if (judged) await judged;
   } finally {
     progress?.stop();
   }
   return stats;
 }
 
+export function emptyStats(): ScoreStats {
+  return {
+    runs: 0,
+    verdicts: 0,
+    passed: 0,
+    unjudged: new UnjudgedTally(),
+    files: 0,
+    records: 0,
+    unreadable: 0,
+    unmatched: 0,
+    split: 0,
+    bytes: 0,
+  };
+}
+
+/** Reports what the reader could not read, counted as unreadable records. */
+export function reportInputProblem(item: InputProblem, stats: ScoreStats, log: ProblemSink): void {
+  stats.unreadable += item.records;
+  const where = `${item.file}${item.line ? `:${item.line}${item.toLine ? `-${item.toLine}` : ''}` : ''}${
+    item.offset !== undefined ? ` (byte ${item.offset})` : ''
+  }`;
+  log.report(item.records > 0 ? 'unreadable' : 'input', where, item.message);
+}
+
+/** A record's spans; a record read with spans that had to be dropped counts as unreadable. */
+export function decodeRecord(item: TraceRecord, stats: ScoreStats, log: ProblemSink): SpanLike[] {
+  const problems: Problem[] = [];
+  const spans = spansFromOtlpJson(item.value, problems);
+  if (problems.length > 0) {
+    stats.unreadable++;
+    for (const p of problems)
+      log.report(p.code, `${item.file}${item.line ? `:${item.line}` : ''}`, p.message);
+  }
+  return spans;
+}
+
+/** Where problems go: the CLI's `ProblemLog`, or a worker's messages to it. */
+export type ProblemSink = Pick<ProblemLog, 'report'>;
+
+export interface TraceScorerOptions {
+  policy: Policy;
+  select?: ScoreStreamOptions['select'];
+  judges?: Record<string, unknown>;
+  window?: number;
+  maxOpenSpans?: number;
+  onVerdict: ScoreStreamOptions['onVerdict'];
+  log: ProblemSink;
+  /** Counted into as verdicts are written. */
+  stats: ScoreStats;
+}
+
+/**
+ * Groups records' spans by trace in a bounded window, judges each trace as it completes
+ * (with one judge budget) and counts what it writes. Judging and writing stay synchronous
+ * unless a judge runs or the output pushes back: a stream of small traces then costs no
+ * promise per trace.
+ */
+export class TraceScorer {
+  private readonly window: TraceWindow;
+  private readonly limiter: JudgeLimiter;
+  private readonly stats: ScoreStats;
+  /** Whether the run of the verdicts being written has a judged one yet (its verdicts are consecutive). */
+  private runJudged = false;
+
+  constructor(private readonly options: TraceScorerOptions) {
+    this.stats = options.stats;
+    this.window = new TraceWindow({
+      ...(options.window !== undefined ? { window: options.window } : {}),
+      ...(options.maxOpenSpans !== undefined ? { maxOpenSpans: options.maxOpenSpans } : {}),
+    });
+    this.limiter = new JudgeLimiter({
+      maxPerMinute: options.policy.judge.maxPerMinute,
+      maxConcurrent: options.policy.judge.maxConcurrent,
+    });
+  }
+
+  /** One record's spans (`at`: its number in the whole input, when this scorer sees a shard of it). */
+  record(spans: readonly SpanLike[], file: string, line: number, at?: number): void | Promise<void> {
+    return this.judgeAll(this.noted(this.window.add(spans, file, line, at)), 0);
+  }
+
+  /** Records of other shards went by, up to `at`. */
+  advance(at: number): void | Promise<void> {
+    return this.judgeAll(this.noted(this.window.advance(at)), 0);
+  }
+
+  /** The end of input: every open trace is judged. */
+  finish(): void | Promise<void> {
+    return this.judgeAll(this.window.drain(), 0);
+  }
+
+  private noted(done: TraceGroup[]): TraceGroup[] {
+    const window = this.window;
+    if (window.reappeared + window.forced !== this.stats.split) {
+      this.stats.split = window.reappeared + window.forced;
+      for (const e of window.events.splice(0)) {
+        this.options.log.report(
+          e.kind === 'reappeared' ? 'split_trace' : 'forced_trace',
+          `${e.file}:${e.line}`,
+          e.kind === 'reappeared'
+            ? `trace ${e.traceId} reappeared after its window closed; its runs were judged without these spans (raise --window)`
+            : `trace ${e.traceId} judged before its window closed: more than the open-span bound are buffered`,
+        );
+      }
+    }
+    return done;
+  }
+
+  private judgeAll(groups: TraceGroup[], from: number): void | Promise<void> {
+    for (let i = from; i < groups.length; i++) {
+      const judged = this.judge(groups[i]!);
+      if (judged) return judged.then(() => this.judgeAll(groups, i + 1));
+    }
+  }
+
+  private judge(group: TraceGroup): void | Promise<void> {
+    const { options } = this;
+    const chosen = options.select ? options.select(group) : options.policy;
+    if (!chosen) {
+      this.stats.unmatched++;
+      return;
+    }
+    const problems: Problem[] = [];
+    const verdicts = evaluateTraceSpans(group.spans, chosen, {
+      problems,
+      limiter: this.limiter,
+      ...(options.judges ? { judges: options.judges } : {}),
+    });
+    if (!Array.isArray(verdicts)) return verdicts.then((v) => this.emit(group, v, problems));
+    return this.emit(group, verdicts, problems);
+  }
+
+  private emit(group: TraceGroup, verdicts: Verdict[], problems: Problem[]): void | Promise<void> {
+    for (const p of problems)
+      this.options.log.report(p.code, `${group.file}${group.line ? `:${group.line}` : ''}`, p.message);
+    return this.write(group.file, verdicts, 0);
+  }
+
+  private write(file: string, verdicts: Verdict[], from: number): void | Promise<void> {
+    const stats = this.stats;
+    for (let i = from; i < verdicts.length; i++) {
+      const v = verdicts[i]!;
+      // Verdicts come ordered by run, then rule: a new run is a new (trace, span).
+      const prev = i > 0 ? verdicts[i - 1] : undefined;
+      if (!prev || prev.span_id !== v.span_id || prev.trace_id !== v.trace_id) this.runJudged = false;
+      stats.verdicts++;
+      // Counted as scored and passed, a record of skipped results made a sampled-out file
+      // read "62 runs scored, 62 passed" with nothing judged (and a gate hold on nothing).
+      if (stats.unjudged.add(v)) {
+        if (!this.runJudged) stats.runs++;
+        this.runJudged = true;
+        if (v.passed) stats.passed++;
+      }
+      const written = this.options.onVerdict(v, file);
+      if (written) return written.then(() => this.write(file, verdicts, i + 1));
+    }
+  }
+}
+
 /** A progress line on a terminal: runs scored, runs/s, bytes read of the total. */
-function startProgress(
+export function startProgress(
   files: string[],
   stats: ScoreStats,
   io: CliIo,

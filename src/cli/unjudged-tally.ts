@@ -16,6 +16,18 @@ export class UnjudgedTally {
     return false;
   }
 
+  /** The counts by reason, to be merged into another tally (`toolwatch score --jobs`). */
+  entries(): Array<[string, number]> {
+    return [...this.byReason];
+  }
+
+  merge(entries: ReadonlyArray<readonly [string, number]>): void {
+    for (const [reason, n] of entries) {
+      this.byReason.set(reason, (this.byReason.get(reason) ?? 0) + n);
+      this.count += n;
+    }
+  }
+
   get total(): number {
     return this.count;
   }

@@ -23,6 +23,11 @@ export interface ReportExtras {
  */
 export interface VerdictOutput {
   add(v: Verdict, file?: string): void | Promise<void>;
+  /**
+   * Verdict lines serialised elsewhere, each ending in a newline (the workers of `toolwatch
+   * score --jobs`); JSON Lines output only.
+   */
+  addLines?(lines: string): void | Promise<void>;
   /** Writes what remains and closes the destination. */
   finish(extras?: ReportExtras): Promise<void>;
   /** The aggregate report, for the report formats (undefined for json and junit). */
@@ -121,6 +126,11 @@ export async function openOutput(
 /** Verdict lines gathered into one write of about this many characters. */
 const BATCH = 64 * 1024;
 
+/** A verdict as one JSON Lines line, newline included. */
+export function verdictLine(v: Verdict): string {
+  return `${JSON.stringify(v)}\n`;
+}
+
 /**
  * JSON Lines verdicts, one write per batch rather than per verdict (a write per line is a
  * stream entry and a buffer each). A batch is written when it is full or, at the latest,
@@ -160,17 +170,19 @@ function jsonLines(dest: { write: Write; close: () => Promise<void> }): VerdictO
   const check = () => {
     if (failure !== undefined) throw failure;
   };
+  const append = (lines: string): void | Promise<void> => {
+    check();
+    text += lines;
+    if (pending) return pending.then(check);
+    if (text.length >= BATCH) return flush();
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(flushLater);
+    }
+  };
   return {
-    add: (v) => {
-      check();
-      text += `${JSON.stringify(v)}\n`;
-      if (pending) return pending.then(check);
-      if (text.length >= BATCH) return flush();
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(flushLater);
-      }
-    },
+    add: (v) => append(verdictLine(v)),
+    addLines: append,
     finish: async () => {
       await pending;
       check();

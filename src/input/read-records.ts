@@ -36,6 +36,19 @@ export interface ReadRecordsOptions {
   maxDocumentBytes?: number;
   /** Leading lines that may all be unreadable before a file is declared not OTLP/JSON. Default 1000. */
   maxLeadingUnreadable?: number;
+  /**
+   * Offered each JSON Lines line that looks like one request (starts with `{`, ends with `}`)
+   * before it is parsed; returning true takes it: it is counted as read and not parsed here
+   * (`toolwatch score --jobs` parses it in a worker, which reports it if it is unreadable).
+   * Default: none (every line is parsed here).
+   */
+  claim?: (text: string, file: string, line: number) => boolean;
+  /**
+   * The same offer for a line still in the read chunk, as its bytes `chunk[start, end)`
+   * (without the line break): taken this way, the line is never decoded here. Lines that span
+   * two chunks, and the first line of a file, are offered to `claim` as text. Default: none.
+   */
+  claimBytes?: (chunk: Buffer, start: number, end: number, file: string, line: number) => boolean;
 }
 
 const MiB = 1024 * 1024;
@@ -109,7 +122,7 @@ export async function* readInput(
   const bare = file.replace(/\.gz$/i, '');
   try {
     if (/\.(bin)?pb$/i.test(bare)) await readProtobuf(file, data, maxDocument, sink);
-    else yield* readJson(file, data, maxDocument, options.maxLeadingUnreadable ?? 1000, sink);
+    else yield* readJson(file, data, maxDocument, options.maxLeadingUnreadable ?? 1000, sink, options);
   } catch (err) {
     // Stream errors (a corrupt gzip member, an I/O error): what was read stays read.
     const what = gzipped ? 'gzip data is corrupt or truncated' : 'read failed';
@@ -185,7 +198,9 @@ async function* readJson(
   maxDocument: number,
   maxLeadingUnreadable: number,
   sink: Sink,
+  claims: Pick<ReadRecordsOptions, 'claim' | 'claimBytes'> = {},
 ): AsyncGenerator<InputItem[]> {
+  const { claim, claimBytes } = claims;
   const report = (p: InputProblem) => sink.items.push(p);
   const emit = (line: number, value: unknown) => sink.items.push({ file, line, value });
   let lineNo = 0;
@@ -274,6 +289,17 @@ async function* readJson(
       noteBad(lineNo, `line longer than ${maxDocument / MiB} MiB`);
       return true;
     }
+    if (
+      claim !== undefined &&
+      c0 === 0x7b &&
+      text.charCodeAt(text.length - 1) === 0x7d &&
+      claim(text, file, lineNo)
+    ) {
+      sawText = true;
+      flushBad();
+      good++;
+      return true;
+    }
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -301,6 +327,22 @@ async function* readJson(
     } else {
       noteBad(lineNo, `not an OTLP ExportTraceServiceRequest (${describeValue(value)})`);
     }
+    return true;
+  };
+
+  // A whole line in `chunk` that looks like one request, taken by `claimBytes` undecoded.
+  // The first line is decoded (a byte-order mark, or the start of a document), and so is
+  // every line while a document may be open.
+  const offerBytes = (chunk: Buffer, start: number, nl: number): boolean => {
+    if (claimBytes === undefined || lineNo === 0 || doc !== undefined) return false;
+    const end = nl > start && chunk[nl - 1] === 0x0d ? nl - 1 : nl;
+    if (end - start < 2 || end - start > maxDocument || chunk[start] !== 0x7b || chunk[end - 1] !== 0x7d)
+      return false;
+    if (!claimBytes(chunk, start, end, file, lineNo + 1)) return false;
+    lineNo++;
+    sawText = true;
+    flushBad();
+    good++;
     return true;
   };
 
@@ -336,7 +378,7 @@ async function* readJson(
       nl = chunk.indexOf(0x0a, start);
     }
     while (nl !== -1) {
-      if (!handle(chunk.toString('utf8', start, nl))) return stopEarly();
+      if (!offerBytes(chunk, start, nl) && !handle(chunk.toString('utf8', start, nl))) return stopEarly();
       start = nl + 1;
       nl = chunk.indexOf(0x0a, start);
       // Parsed records handed over a few at a time, not a whole chunk's worth: they die young
@@ -364,7 +406,9 @@ async function* readJson(
       carryBytes = 0;
       skipping = true;
     }
-    if (sink.items.length > 0) yield sink.take();
+    // With a claim, every chunk ends in a yield, empty or not: its reader hands the claimed
+    // lines on (and waits for their takers) between chunks.
+    if (sink.items.length > 0 || claim !== undefined || claimBytes !== undefined) yield sink.take();
   }
   if (carryBytes > 0 && !handle(Buffer.concat(carry, carryBytes).toString('utf8'))) return stopEarly();
 
@@ -441,13 +485,15 @@ function tryParse(text: string): unknown {
 }
 
 /** An `ExportTraceServiceRequest`: an object with a `resourceSpans` (or snake_case) array. */
-function isRequestShaped(value: unknown): boolean {
+/** Whether a parsed JSON value is an OTLP `ExportTraceServiceRequest` (has a `resourceSpans` list). */
+export function isRequestShaped(value: unknown): boolean {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
   const v = value as Record<string, unknown>;
   return Array.isArray(v.resourceSpans) || Array.isArray(v.resource_spans);
 }
 
-function describeValue(value: unknown): string {
+/** What a parsed JSON value that is no request is, for the message that says so. */
+export function describeValue(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return value.length === 0 ? 'an empty array' : 'an array of other things';
   if (typeof value === 'object') {

@@ -70,9 +70,13 @@ export class TraceWindow {
     this.closedRing = new Array(Math.max(1, options.rememberClosed ?? 65_536));
   }
 
-  /** Adds one record's spans; returns the traces this record completes (oldest first). */
-  add(spans: readonly SpanLike[], file: string, line: number): TraceGroup[] {
-    const at = ++this.record;
+  /**
+   * Adds one record's spans; returns the traces this record completes (oldest first). `at`
+   * is the record's number in the whole input, for a window that sees only some records (a
+   * shard of `toolwatch score --jobs`); by default the records it is given are counted.
+   */
+  add(spans: readonly SpanLike[], file: string, line: number, at = this.record + 1): TraceGroup[] {
+    this.record = at;
     // A record's spans mostly share one trace: look the trace up once per run of them.
     let group: OpenTrace | undefined;
     for (const span of spans) {
@@ -94,6 +98,20 @@ export class TraceWindow {
       group.spans.push(span);
       this.spans++;
     }
+    return this.closeBefore(at);
+  }
+
+  /**
+   * The input has reached record `at` without mentioning this window's traces (records of
+   * other shards went by): returns the traces that completes, oldest first.
+   */
+  advance(at: number): TraceGroup[] {
+    if (at <= this.record) return [];
+    this.record = at;
+    return this.closeBefore(at);
+  }
+
+  private closeBefore(at: number): TraceGroup[] {
     const done: TraceGroup[] = [];
     for (let g = this.oldest; g !== undefined; g = this.oldest) {
       if (g.last > at - this.window) {

@@ -20,7 +20,8 @@ import type { Policy, Verdict } from '../../types.js';
 import type { CliIo } from '../cli-io.js';
 import { ProblemLog } from '../problem-log.js';
 import { sameFile } from '../same-file.js';
-import { scoreStream } from '../score-stream.js';
+import { type ScoreStats, scoreStream } from '../score-stream.js';
+import { MAX_JOBS } from '../trace-shards.js';
 import { openOutput, REPORT_FORMATS, type ReportFormat } from '../verdict-output.js';
 
 export type { CliIo } from '../cli-io.js';
@@ -53,6 +54,10 @@ export const SCORE_USAGE = `usage: toolwatch score FILE... (--policy P | --cases
               default judge function / AI SDK model (used as \`default\`)
   --window N  a trace is complete when N records have not mentioned it (default
               1000), or at the end of input
+  -j, --jobs N
+              judge in N worker threads (default 1), traces split among them by
+              trace id: the same verdicts, written in the order the workers judge
+              them; not with --judges
   -h, --help  this text
 
 A one-line summary goes to stderr at the end; a progress line too while stderr is a
@@ -90,6 +95,14 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
     if (!Number.isInteger(windowSize) || windowSize < 1)
       return usage(io, '--window must be a positive integer');
   }
+  let jobs = 1;
+  if (values.jobs !== undefined) {
+    jobs = Number(values.jobs);
+    if (!Number.isInteger(jobs) || jobs < 1 || jobs > MAX_JOBS)
+      return usage(io, `--jobs must be an integer from 1 to ${MAX_JOBS}`);
+    // One judge budget (max_per_minute, max_concurrent) cannot be split among threads.
+    if (jobs > 1 && values.judges) return usage(io, '--jobs cannot be combined with --judges');
+  }
   if (positionals.filter((f) => f === '-').length > 1) return usage(io, '- (stdin) can be given once');
   for (const file of positionals) {
     if (file === '-') continue;
@@ -121,29 +134,20 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
     }
   }
 
-  let policy: Policy;
-  let cases: EvalCase[] | undefined;
-  let select: ((group: TraceGroup) => Policy | undefined) | undefined;
-  // The eval-dataset modules are loaded only with --cases: a policy run starts without them.
-  let caseModules: CaseModules | undefined;
+  const sources: ScoringSources = {
+    ...(values.policy ? { policy: values.policy } : {}),
+    ...(values.cases ? { cases: values.cases } : {}),
+    matchInput: values['match-input'] === true,
+    judge: values.judges !== undefined,
+  };
+  let scoring: Scoring;
   try {
-    if (values.cases) {
-      caseModules = await loadCaseModules();
-      cases = await caseModules.loadCases(values.cases);
-      const base = values.policy ? await caseModules.loadSettings(values.policy) : undefined;
-      policy = caseModules.casesPolicy(cases, {
-        ...(base ? { base } : {}),
-        judge: values.judges !== undefined,
-      });
-      select = caseModules.caseSelector(policy, cases, {
-        matchInput: values['match-input'] === true,
-        source: values.cases,
-      });
-    } else policy = await loadPolicy(values.policy!);
+    scoring = await loadScoring(sources);
   } catch (err) {
     io.stderr(`${prefix}: ${err instanceof PolicyError ? err.message : (err as Error).message}\n`);
     return 2;
   }
+  const { policy, cases, select } = scoring;
 
   let baseline: VerdictSummary | undefined;
   if (values.baseline) {
@@ -170,32 +174,50 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
   try {
     output = await openOutput(format, values.out, io, {
       policy,
-      ...(cases ? { ruleTags: caseModules!.caseTags(cases) } : {}),
+      ...(scoring.ruleTags ? { ruleTags: scoring.ruleTags } : {}),
     });
   } catch (err) {
     io.stderr(`${prefix}: ${(err as Error).message}\n`);
     return 2;
   }
-  const summarizer = new VerdictSummarizer(policy);
-  const stats = await scoreStream({
-    files: positionals,
-    policy,
-    ...(select ? { select } : {}),
-    ...(judges ? { judges } : {}),
-    ...(windowSize !== undefined ? { window: windowSize } : {}),
-    io,
-    log,
-    onVerdict: (v, file) => {
-      summarizer.add(v);
-      return output.add(v, file);
-    },
-  });
+  let stats: ScoreStats;
+  let summary: VerdictSummary;
+  if (jobs > 1) {
+    const { scoreParallel } = await import('../score-parallel.js');
+    ({ stats, summary } = await scoreParallel({
+      files: positionals,
+      jobs,
+      sources,
+      ...(windowSize !== undefined ? { window: windowSize } : {}),
+      lines: format === 'json',
+      onLines: (lines) => output.addLines!(lines),
+      onVerdict: (v, file) => output.add(v, file),
+      io,
+      log,
+    }));
+  } else {
+    const summarizer = new VerdictSummarizer(policy);
+    summary = summarizer.summary;
+    stats = await scoreStream({
+      files: positionals,
+      policy,
+      ...(select ? { select } : {}),
+      ...(judges ? { judges } : {}),
+      ...(windowSize !== undefined ? { window: windowSize } : {}),
+      io,
+      log,
+      onVerdict: (v, file) => {
+        summarizer.add(v);
+        return output.add(v, file);
+      },
+    });
+  }
   log.finish();
 
   let gates: GateOutcome[] | undefined;
   let failed = false;
   if (values.gate) {
-    gates = checkGates(summarizer.summary, policy, baseline);
+    gates = checkGates(summary, policy, baseline);
     failed = gates.some((g) => g.status === 'failed');
   }
   await output.finish({
@@ -225,6 +247,35 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
     return 1;
   }
   return failed ? 1 : 0;
+}
+
+/** The files a score run judges with; the workers of `--jobs` load the same. */
+export interface ScoringSources {
+  policy?: string;
+  cases?: string;
+  matchInput: boolean;
+  /** Whether judges are configured (a case with `answer_facts` then gets an `llm_judge`). */
+  judge: boolean;
+}
+
+export interface Scoring {
+  policy: Policy;
+  cases?: EvalCase[];
+  /** With a case file: the case's policy for a trace, or undefined when no case is tied to it. */
+  select?: (group: TraceGroup) => Policy | undefined;
+  ruleTags?: ReturnType<CaseModules['caseTags']>;
+}
+
+/** The policy (or the case file's policies) a score run judges with. Throws what the loaders throw. */
+export async function loadScoring(sources: ScoringSources): Promise<Scoring> {
+  if (!sources.cases) return { policy: await loadPolicy(sources.policy!) };
+  // The eval-dataset modules are loaded only with --cases: a policy run starts without them.
+  const m = await loadCaseModules();
+  const cases = await m.loadCases(sources.cases);
+  const base = sources.policy ? await m.loadSettings(sources.policy) : undefined;
+  const policy = m.casesPolicy(cases, { ...(base ? { base } : {}), judge: sources.judge });
+  const select = m.caseSelector(policy, cases, { matchInput: sources.matchInput, source: sources.cases });
+  return { policy, cases, select, ruleTags: m.caseTags(cases) };
 }
 
 type CaseModules = Awaited<ReturnType<typeof loadCaseModules>>;
@@ -302,6 +353,7 @@ function parse(argv: string[]) {
       'allow-unreadable': { type: 'boolean' },
       judges: { type: 'string' },
       window: { type: 'string' },
+      jobs: { type: 'string', short: 'j' },
       help: { type: 'boolean', short: 'h' },
     },
   });

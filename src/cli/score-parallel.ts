@@ -1,0 +1,322 @@
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { emptySummary, type VerdictSummary } from '../evaluation/check-gates.js';
+import { isTraceRecord, readInput } from '../input/read-records.js';
+import type { SpanLike, Verdict } from '../types.js';
+import type { CliIo } from './cli-io.js';
+import type { ScoringSources } from './commands/score.js';
+import type { ProblemLog } from './problem-log.js';
+import {
+  decodeRecord,
+  emptyStats,
+  reportInputProblem,
+  type ScoreStats,
+  startProgress,
+} from './score-stream.js';
+import {
+  type FromShard,
+  type ShardItem,
+  type ShardSetup,
+  type ShardStats,
+  shardOf,
+  shardsOfBytes,
+  shardsOfLine,
+  type ToShard,
+} from './trace-shards.js';
+
+export interface ScoreParallelOptions {
+  files: string[];
+  jobs: number;
+  sources: ScoringSources;
+  window?: number;
+  /** Spans held open over all workers (each holds its share). Default 200,000. */
+  maxOpenSpans?: number;
+  /** JSON Lines output: verdicts arrive as lines, for `onLines`. */
+  lines: boolean;
+  onLines: (lines: string) => void | Promise<void>;
+  onVerdict: (verdict: Verdict, file: string) => void | Promise<void>;
+  progressIntervalMs?: number;
+  /** Text queued for one worker, and output not yet written, before reading waits. Default 16 Mi characters. */
+  maxQueuedChars?: number;
+  io: CliIo;
+  log: ProblemLog;
+}
+
+/** Text queued for one worker and not yet taken off its queue, before reading pauses. */
+const MAX_QUEUED_CHARS = 16 * 1024 * 1024;
+/** Records handed over per message (and what is pending at the end of every batch read). */
+const BATCH_RECORDS = 64;
+/** Records that go by before a worker that was handed none is told how far the input has got. */
+const IDLE_UPDATE_RECORDS = 256;
+/** The smallest buffer lines are copied into for a worker. */
+const BATCH_BYTES = 256 * 1024;
+
+/**
+ * `toolwatch score --jobs N`: reads the input on this thread and hands each record to the
+ * worker its traces belong to (`trace-shards.ts`); JSON Lines lines are handed over as text
+ * and parsed there. Each worker groups, judges and serialises its traces as a single scorer
+ * would, so the verdicts are the same; they are written as workers send them, so their order
+ * differs from a single scorer's. Memory: each worker's window, plus about `MAX_QUEUED_CHARS`
+ * of text queued per worker and as much output not yet written (reading waits for both).
+ */
+export async function scoreParallel(options: ScoreParallelOptions): Promise<{
+  stats: ScoreStats;
+  summary: VerdictSummary;
+}> {
+  const { jobs, io, log } = options;
+  const stats = emptyStats();
+  const shardStats: ShardStats[] = [];
+  const summary = emptySummary();
+  // Per worker: the characters of each message it has not taken off its queue yet, oldest
+  // first (each message gets one reply), and their sum.
+  const inFlight: number[][] = Array.from({ length: jobs }, () => []);
+  const queuedChars = new Array<number>(jobs).fill(0);
+  const pending: ShardItem[][] = Array.from({ length: jobs }, () => []);
+  const pendingChars = new Array<number>(jobs).fill(0);
+  // Lines taken as bytes, copied into one buffer per worker and message (transferred, not
+  // copied again); `pendingChars` counts them too.
+  const pendingBytes: Array<Buffer | undefined> = new Array(jobs).fill(undefined);
+  const usedBytes = new Array<number>(jobs).fill(0);
+  const toldUpTo = new Array<number>(jobs).fill(0);
+  let records = 0;
+  let failure: unknown;
+  let wake: (() => void) | undefined;
+  const workers: Worker[] = [];
+  const ended: Array<Promise<void>> = [];
+  // Writing is ordered: a batch of lines waits for the one before (the output may push back).
+  // What waits to be written counts against the same bound as the workers' queues: a slow
+  // reader of the output slows the reading of the input.
+  let writing: Promise<void> = Promise.resolve();
+  let unwritten = 0;
+  const write = (message: Extract<FromShard, { lines: string }>) => {
+    const { lines, verdicts, problems } = message;
+    for (const [kind, where, text] of problems) log.report(kind, where, text);
+    if (lines.length === 0 && verdicts.length === 0) return;
+    const size = lines.length + verdicts.length * 2048;
+    unwritten += size;
+    writing = writing.then(async () => {
+      if (lines.length > 0) await options.onLines(lines);
+      for (const [v, file] of verdicts) {
+        const written = options.onVerdict(v, file);
+        if (written) await written;
+      }
+      unwritten -= size;
+      wake?.();
+    });
+    writing.catch(stop);
+  };
+  const stop = (err: unknown) => {
+    failure ??= err;
+    wake?.();
+  };
+
+  const progress = io.stderrIsTTY
+    ? startProgress(options.files, stats, io, options.progressIntervalMs ?? 500)
+    : undefined;
+  try {
+    for (let shard = 0; shard < jobs; shard++) {
+      const setup: ShardSetup = {
+        sources: options.sources,
+        shard,
+        shards: jobs,
+        ...(options.window !== undefined ? { window: options.window } : {}),
+        maxOpenSpans: Math.max(1, Math.floor((options.maxOpenSpans ?? 200_000) / jobs)),
+        lines: options.lines,
+      };
+      const worker = startWorker(setup);
+      workers.push(worker);
+      ended.push(
+        new Promise<void>((resolve, reject) => {
+          let done = false;
+          worker.on('message', (message: FromShard) => {
+            shardStats[shard] = message.stats;
+            stats.runs = shardStats.reduce((n, s) => n + (s?.runs ?? 0), 0);
+            write(message);
+            if (message.kind === 'progress') {
+              queuedChars[shard]! -= inFlight[shard]!.shift() ?? 0;
+              wake?.();
+            } else {
+              done = true;
+              sumInto(summary, message.summary);
+              resolve();
+            }
+          });
+          worker.on('error', (err) => {
+            stop(err);
+            reject(err);
+          });
+          worker.on('exit', (code) => {
+            if (done) return;
+            const err = new Error(`a score worker stopped (exit code ${code}) before it finished`);
+            stop(err);
+            reject(err);
+          });
+        }),
+      );
+    }
+    for (const p of ended) p.catch(() => {});
+
+    const send = (shard: number) => {
+      const items = pending[shard]!;
+      pending[shard] = [];
+      inFlight[shard]!.push(pendingChars[shard]!);
+      queuedChars[shard]! += pendingChars[shard]!;
+      pendingChars[shard] = 0;
+      toldUpTo[shard] = records;
+      const buffer = pendingBytes[shard];
+      if (buffer === undefined || usedBytes[shard] === 0) {
+        workers[shard]!.postMessage({ kind: 'records', items, upTo: records } satisfies ToShard);
+        return;
+      }
+      const bytes = new Uint8Array(buffer.buffer, buffer.byteOffset, usedBytes[shard]);
+      pendingBytes[shard] = undefined;
+      usedBytes[shard] = 0;
+      workers[shard]!.postMessage({ kind: 'records', items, bytes, upTo: records } satisfies ToShard, [
+        buffer.buffer as ArrayBuffer,
+      ]);
+    };
+    // A worker with nothing to do still learns now and then how far the input has got, so its
+    // window closes its traces (and lets their spans go) while the records go to the others.
+    const flush = () => {
+      for (let shard = 0; shard < jobs; shard++) {
+        if (pending[shard]!.length > 0 || records - toldUpTo[shard]! >= IDLE_UPDATE_RECORDS) send(shard);
+      }
+    };
+    const queue = (shard: number, item: ShardItem, chars: number) => {
+      pending[shard]!.push(item);
+      pendingChars[shard]! += chars;
+      if (pending[shard]!.length >= BATCH_RECORDS) send(shard);
+    };
+    const copy = (shard: number, chunk: Buffer, start: number, end: number): number => {
+      const length = end - start;
+      let buffer = pendingBytes[shard];
+      const used = usedBytes[shard]!;
+      if (buffer === undefined || used + length > buffer.length) {
+        // Its own ArrayBuffer (never node's shared pool), so it can be transferred.
+        const grown = Buffer.from(new ArrayBuffer(Math.max(BATCH_BYTES, 2 * (used + length))));
+        if (buffer !== undefined) buffer.copy(grown, 0, 0, used);
+        buffer = grown;
+        pendingBytes[shard] = buffer;
+      }
+      chunk.copy(buffer, used, start, end);
+      usedBytes[shard] = used + length;
+      return used;
+    };
+    const claimBytes = (chunk: Buffer, start: number, end: number, file: string, line: number): boolean => {
+      const mask = shardsOfBytes(chunk, start, end, jobs);
+      if (mask === 0) return false;
+      const at = ++records;
+      stats.records++;
+      const single = (mask & (mask - 1)) === 0;
+      const reporter = 31 - Math.clz32(mask & -mask);
+      const length = end - start;
+      for (let shard = reporter; shard < jobs; shard++) {
+        if ((mask & (1 << shard)) === 0) continue;
+        const offset = copy(shard, chunk, start, end);
+        queue(
+          shard,
+          { at, file, line, offset, length, filter: !single, reporter: shard === reporter },
+          length,
+        );
+      }
+      return true;
+    };
+    const claim = (text: string, file: string, line: number): boolean => {
+      const mask = shardsOfLine(text, jobs);
+      if (mask === 0) return false;
+      const at = ++records;
+      stats.records++;
+      const single = (mask & (mask - 1)) === 0;
+      const reporter = 31 - Math.clz32(mask & -mask);
+      for (let shard = reporter; shard < jobs; shard++) {
+        if ((mask & (1 << shard)) === 0) continue;
+        queue(shard, { at, file, line, text, filter: !single, reporter: shard === reporter }, text.length);
+      }
+      return true;
+    };
+    const limit = options.maxQueuedChars ?? MAX_QUEUED_CHARS;
+    const full = () => unwritten > limit || queuedChars.some((n) => n > limit);
+
+    for (const file of options.files) {
+      stats.files++;
+      const batches = readInput(file, {
+        onBytes: (n) => {
+          stats.bytes += n;
+        },
+        claim,
+        claimBytes,
+        ...(io.stdin ? { stdin: io.stdin } : {}),
+      });
+      for await (const batch of batches) {
+        for (const item of batch) {
+          if (!isTraceRecord(item)) {
+            reportInputProblem(item, stats, log);
+            continue;
+          }
+          // Records read here (documents, protobuf, lines the shard scan cannot read): their
+          // spans are decoded here and handed over by shard.
+          stats.records++;
+          const at = ++records;
+          const byShard = new Map<number, SpanLike[]>();
+          for (const span of decodeRecord(item, stats, log)) {
+            const shard = shardOf(span.traceId, jobs);
+            const spans = byShard.get(shard);
+            if (spans) spans.push(span);
+            else byShard.set(shard, [span]);
+          }
+          for (const [shard, spans] of byShard) queue(shard, { at, file, line: item.line, spans }, 0);
+        }
+        flush();
+        while (failure === undefined && full()) {
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+          });
+          wake = undefined;
+        }
+        if (failure !== undefined) throw failure;
+      }
+    }
+    for (let shard = 0; shard < jobs; shard++) if (pending[shard]!.length > 0) send(shard);
+    for (const worker of workers) worker.postMessage({ kind: 'end' } satisfies ToShard);
+    await Promise.all(ended);
+    await writing;
+    if (failure !== undefined) throw failure;
+  } finally {
+    progress?.stop();
+    for (const worker of workers) {
+      worker.removeAllListeners('exit');
+      void worker.terminate();
+    }
+  }
+  for (const s of shardStats) {
+    stats.verdicts += s.verdicts;
+    stats.passed += s.passed;
+    stats.unreadable += s.unreadable;
+    stats.unmatched += s.unmatched;
+    stats.split += s.split;
+    stats.records -= s.notRecords;
+    stats.unjudged.merge(s.unjudged);
+  }
+  return { stats, summary };
+}
+
+function sumInto(into: VerdictSummary, from: VerdictSummary): void {
+  for (const key of Object.keys(into) as Array<keyof VerdictSummary>) into[key] += from[key];
+}
+
+/**
+ * A worker running `score-worker`: the built `.js` beside this file, or under tsx (tests, the
+ * repository's own bin) the `.ts` source, loaded through tsx's loader registered in the worker
+ * (a worker does not inherit the loader of the thread that starts it).
+ */
+function startWorker(setup: ShardSetup): Worker {
+  const self = import.meta.url;
+  if (self.endsWith('.js')) return new Worker(new URL('./score-worker.js', self), { workerData: setup });
+  const tsx = join(createRequire(self).resolve('tsx/package.json'), '../dist/esm/api/index.mjs');
+  const source = new URL('./score-worker.ts', self).href;
+  return new Worker(
+    `import(${JSON.stringify(`file://${tsx}`)}).then((m) => { m.register(); return import(${JSON.stringify(source)}); })`,
+    { eval: true, workerData: setup },
+  );
+}

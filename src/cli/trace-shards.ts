@@ -1,0 +1,151 @@
+import type { VerdictSummary } from '../evaluation/check-gates.js';
+import type { SpanLike, Verdict } from '../types.js';
+import type { ScoringSources } from './commands/score.js';
+
+/**
+ * `toolwatch score --jobs N` splits the input's traces among N workers by trace id: a trace's
+ * spans all go to one worker, which groups and judges them exactly as a single scorer would.
+ */
+
+/** The worker a trace belongs to: its id's last 8 hex digits, modulo the worker count. */
+export function shardOf(traceId: string, shards: number): number {
+  const n = Number.parseInt(traceId.slice(-8), 16);
+  // Ids that are not hex (unusual encodings) still land somewhere, the same place each time.
+  return Number.isNaN(n) ? hashOf(traceId) % shards : n % shards;
+}
+
+function hashOf(text: string): number {
+  let h = 2166136261;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619);
+  return h >>> 0;
+}
+
+const KEY = '"traceId"';
+const KEY_AND_QUOTE = '"traceId":"';
+
+/**
+ * The shards a JSON Lines line's spans belong to, read from its text without parsing it: a
+ * bit mask, or 0 when the text cannot be read that way (then the line is parsed where it is
+ * read). Each `"traceId"` key must be followed directly by a 32-digit lower-case hex id — the
+ * form the decoder keeps as is — so the mask agrees with the decoded spans' ids. Escaped text
+ * inside string values (`\"traceId\"`) never matches. Span links name other traces: their
+ * shards are included, which costs a parse where nothing is kept, never a lost span.
+ */
+export function shardsOfLine(text: string, shards: number): number {
+  let at = text.indexOf(KEY);
+  if (at === -1) return 0;
+  // A line's spans mostly share one trace: an id equal to the last one read costs a compare.
+  let last = '';
+  let mask = 0;
+  while (at !== -1) {
+    if (!text.startsWith(KEY_AND_QUOTE, at)) return 0;
+    const from = at + KEY_AND_QUOTE.length;
+    if (text.charCodeAt(from + 32) !== 0x22 /* " */) return 0;
+    if (last === '' || !text.startsWith(last, from)) {
+      for (let i = from; i < from + 32; i++) {
+        const c = text.charCodeAt(i);
+        if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) return 0;
+      }
+      last = text.slice(from, from + 32);
+      mask |= 1 << shardOf(last, shards);
+    }
+    at = text.indexOf(KEY, from + 33);
+  }
+  return mask;
+}
+
+const KEY_BYTES = Buffer.from(KEY);
+
+/** `shardsOfLine` for a line still in its read chunk, `chunk[start, end)`, without decoding it. */
+export function shardsOfBytes(chunk: Buffer, start: number, end: number, shards: number): number {
+  const line = chunk.subarray(start, end);
+  let at = line.indexOf(KEY_BYTES);
+  if (at === -1) return 0;
+  let last = -1;
+  let mask = 0;
+  while (at !== -1) {
+    const from = at + KEY_AND_QUOTE.length;
+    if (line[at + KEY.length] !== 0x3a /* : */ || line[from - 1] !== 0x22 || line[from + 32] !== 0x22)
+      return 0;
+    if (last === -1 || line.compare(line, last, last + 32, from, from + 32) !== 0) {
+      let low = 0;
+      for (let i = from; i < from + 32; i++) {
+        const c = line[i]!;
+        const digit = c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : -1;
+        if (digit === -1) return 0;
+        // The last 8 digits, as `shardOf` reads them.
+        if (i >= from + 24) low = low * 16 + digit;
+      }
+      last = from;
+      mask |= 1 << (low % shards);
+    }
+    at = line.indexOf(KEY_BYTES, from + 33);
+  }
+  return mask;
+}
+
+/** Most workers a score run starts: the shard mask is a 32-bit integer. */
+export const MAX_JOBS = 32;
+
+/** What a worker is started with. */
+export interface ShardSetup {
+  sources: ScoringSources;
+  shard: number;
+  shards: number;
+  window?: number;
+  maxOpenSpans?: number;
+  /** JSON Lines output: the worker sends verdict lines, not verdicts. */
+  lines: boolean;
+}
+
+/** A record for a worker: a line's text to parse, or spans decoded where the record was read. */
+export interface ShardItem {
+  /** The record's number in the whole input (the window counts records). */
+  at: number;
+  file: string;
+  line: number;
+  text?: string;
+  /** The line as bytes of the message's `bytes`, from `offset`, `length` long. */
+  offset?: number;
+  length?: number;
+  spans?: SpanLike[];
+  /** The line holds spans of other shards too: keep only this shard's. */
+  filter?: boolean;
+  /** This worker reports the line's problems (each line is reported by one worker). */
+  reporter?: boolean;
+}
+
+export type ToShard =
+  | { kind: 'records'; items: ShardItem[]; bytes?: Uint8Array; upTo: number }
+  | { kind: 'end' };
+
+export interface ShardStats {
+  runs: number;
+  verdicts: number;
+  passed: number;
+  unreadable: number;
+  unmatched: number;
+  split: number;
+  /** Lines counted as records where they were read that turned out unreadable. */
+  notRecords: number;
+  unjudged: Array<[string, number]>;
+}
+
+export type FromShard =
+  | {
+      kind: 'progress';
+      /** Records taken off the queue. */
+      done: number;
+      lines: string;
+      verdicts: Array<[Verdict, string]>;
+      problems: Array<[string, string, string]>;
+      stats: ShardStats;
+    }
+  | {
+      kind: 'end';
+      lines: string;
+      verdicts: Array<[Verdict, string]>;
+      problems: Array<[string, string, string]>;
+      stats: ShardStats;
+      summary: VerdictSummary;
+    };

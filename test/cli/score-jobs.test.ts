@@ -1,0 +1,411 @@
+/**
+ * `toolwatch score --jobs N` splits traces among worker threads by trace id. Whatever the
+ * input's shape — a run per line, the Collector's batches (each line mixing traces, each trace
+ * spread over lines), garbage between records, a window that splits traces, documents and gzip
+ * read on the main thread, stdin — it must write the same verdicts, problems, summary, gates
+ * and exit code as one thread; only the order of verdict lines may differ.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { ProblemLog } from '../../src/cli/problem-log.js';
+import { scoreParallel } from '../../src/cli/score-parallel.js';
+import { shardOf, shardsOfLine } from '../../src/cli/trace-shards.js';
+import { TraceBuilder } from '../helpers/trace-builder.js';
+
+const policies = fileURLToPath(new URL('../fixtures/policies/', import.meta.url));
+const POLICY = `version: 1
+rules:
+  - name: refunds
+    match: { agent: "refund-*" }
+    scorers:
+      - kind: trajectory
+        expected_tools: [get_order_detail, check_refund_policy]
+        forbidden_tools: [submit_refund]
+        max_calls: 4
+        arg_constraints: { get_order_detail: { order_id: { equals: A1024 } } }
+        expected_order: [[get_order_detail, check_refund_policy]]
+        risk: high
+      - kind: tool_order
+        expected_tool_order: [get_order_detail, check_refund_policy]
+gates:
+  tool_selection_accuracy: { min: 0.5 }
+  forbidden_tool_calls: { max: 1000 }
+`;
+
+/** Trace ids spread over every shard (consecutive ids would do too; these look like real ones). */
+function traceId(i: number): string {
+  return (Math.imul(i + 1, 2654435761) >>> 0).toString(16).padStart(32, '0');
+}
+
+const VARIANTS = [
+  ['get_order_detail', 'check_refund_policy'],
+  ['check_refund_policy', 'get_order_detail', 'submit_refund'],
+  ['get_order_detail', 'lookup_customer', 'check_refund_policy', 'log_event'],
+];
+
+function run(i: number) {
+  const t = new TraceBuilder({ traceId: traceId(i) });
+  const a = t.agent('refund-agent');
+  VARIANTS[i % VARIANTS.length]!.forEach((name, k) => {
+    a.llm({ toolCalls: [{ name, id: `c${k}`, args: { order_id: i % 5 === 0 ? 'B7' : 'A1024' } }] });
+    a.tool(name, { id: `c${k}`, args: { order_id: i % 5 === 0 ? 'B7' : 'A1024' }, result: { ok: true } });
+  });
+  return t.toOtlp();
+}
+
+type Span = Record<string, unknown>;
+const request = (spans: Span[]) => ({
+  resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ scope: { name: 'test' }, spans }] }],
+});
+
+/**
+ * The Collector file exporter's shape: each line a batch of spans from several traces, each
+ * trace's spans spread over several lines (in order), some spans linking to other traces.
+ */
+function batches(traces: number, perLine: number, from = 0): string[] {
+  const queues = Array.from({ length: traces }, (_, i) => {
+    const spans = run(from + i).resourceSpans[0]!.scopeSpans[0]!.spans;
+    if (i % 4 === 1)
+      spans[1]!.links = [{ traceId: traceId(from + i + 1), spanId: '0000000000000001', attributes: [] }];
+    return spans;
+  });
+  const lines: string[] = [];
+  let line: Span[] = [];
+  // Up to 5 traces interleave at a time, a span from each in turn.
+  for (let start = 0; start < traces; start += 5) {
+    const open = queues.slice(start, start + 5);
+    while (open.some((q) => q.length > 0)) {
+      for (const q of open) {
+        const span = q.shift();
+        if (!span) continue;
+        line.push(span);
+        if (line.length === perLine) {
+          lines.push(JSON.stringify(request(line)));
+          line = [];
+        }
+      }
+    }
+  }
+  if (line.length > 0) lines.push(JSON.stringify(request(line)));
+  return lines;
+}
+
+let dir: string;
+let policy: string;
+const file = (name: string) => join(dir, name);
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'toolwatch-jobs-'));
+  policy = file('policy.yaml');
+  await writeFile(policy, POLICY);
+  const perLine = Array.from({ length: 300 }, (_, i) => JSON.stringify(run(i)));
+  await writeFile(file('per-line.jsonl'), `${perLine.join('\n')}\n`);
+  await writeFile(file('per-line.jsonl.gz'), gzipSync(`${perLine.join('\n')}\n`));
+  const batched = batches(120, 7);
+  await writeFile(file('batches.jsonl'), `${batched.join('\n')}\n`);
+  // Every third batch moved to the end: its traces come back after their window closed.
+  const late = batched.filter((_, i) => i % 3 === 2);
+  await writeFile(file('gappy.jsonl'), `${[...batched.filter((_, i) => i % 3 !== 2), ...late].join('\n')}\n`);
+  const mixed = batches(60, 5, 1000);
+  const broken = traceId(5000);
+  mixed.splice(3, 0, 'not json at all');
+  mixed.splice(9, 0, '{}');
+  // Claimed by the shard scan (it has a trace id and ends with a brace), unreadable in a worker.
+  mixed.splice(14, 0, `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"${broken}",}]}]}]}`);
+  // Read (by a worker) with a span that must be dropped: its span id is not hex.
+  mixed.splice(
+    20,
+    0,
+    JSON.stringify(request([{ traceId: broken, spanId: 'not-an-id', name: 'x', startTimeUnixNano: '1' }])),
+  );
+  // Upper-case ids are not read by the shard scan: decoded on the main thread, handed over.
+  mixed.splice(25, 0, JSON.stringify(run(2000)).replaceAll(traceId(2000), traceId(2000).toUpperCase()));
+  await writeFile(file('mixed.jsonl'), `${mixed.join('\n')}\n`);
+  // A pretty-printed document: read and decoded on the main thread, its spans handed over.
+  const doc = request(
+    Array.from({ length: 20 }, (_, i) => run(3000 + i).resourceSpans[0]!.scopeSpans[0]!.spans).flat(),
+  );
+  await writeFile(file('doc.json'), JSON.stringify(doc, null, 2));
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function score(args: string[], stdin?: () => Readable) {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(['score', ...args], {
+    stdout: (t) => {
+      stdout += t;
+    },
+    stderr: (t) => {
+      stderr += t;
+    },
+    ...(stdin ? { stdin: stdin() } : {}),
+  });
+  return { code, stdout, stderr };
+}
+
+const lines = (text: string) =>
+  text
+    .split('\n')
+    .filter((l) => l !== '')
+    .sort();
+
+/** Scores `args` with one thread and with `jobs` workers; returns the single thread's result. */
+async function sameWithJobs(args: string[], jobs: number[] = [2, 3], stdin?: () => Readable) {
+  const one = await score(args, stdin);
+  for (const n of jobs) {
+    const many = await score([...args, '--jobs', String(n)], stdin);
+    expect({ jobs: n, code: many.code }).toEqual({ jobs: n, code: one.code });
+    expect(lines(many.stdout)).toEqual(lines(one.stdout));
+    if (one.stderr.includes('problems not shown')) {
+      // Past 20 problems of a kind the rest are counted, not shown: which 20 are shown follows
+      // the order they are found in. The counts, summary and gates must still agree.
+      const unlocated = (text: string) => lines(text).filter((l) => !l.startsWith(`toolwatch score: ${dir}`));
+      expect(unlocated(many.stderr)).toEqual(unlocated(one.stderr));
+      expect(lines(many.stderr)).toHaveLength(lines(one.stderr).length);
+    } else expect(lines(many.stderr)).toEqual(lines(one.stderr));
+  }
+  return one;
+}
+
+const summary = (stderr: string) => stderr.split('\n').find((l) => l.includes(' runs scored, '));
+
+describe('toolwatch score --jobs', () => {
+  it('a run per line: the same verdicts, summary and gates as one thread', async () => {
+    const one = await sameWithJobs([file('per-line.jsonl'), '--policy', policy, '--gate']);
+    expect(lines(one.stdout)).toHaveLength(300);
+    expect(summary(one.stderr)).toBe(
+      'toolwatch score: 300 runs scored, 300 verdicts, 160 passed, 1 files, 0 unreadable records',
+    );
+    expect(one.stderr).toContain('tool_selection_accuracy');
+    expect(one.code).toBe(0);
+  });
+
+  it("the Collector's batches (traces mixed in lines, spread over lines, linking to others)", async () => {
+    const one = await sameWithJobs([file('batches.jsonl'), '--policy', policy]);
+    expect(lines(one.stdout)).toHaveLength(120);
+    expect(summary(one.stderr)).toMatch(
+      /^toolwatch score: 120 runs scored, 120 verdicts, \d+ passed, 1 files, 0 unreadable records$/,
+    );
+  });
+
+  it('garbage between records: the same problems, each reported once, and the same counts', async () => {
+    const one = await sameWithJobs([file('mixed.jsonl'), '--policy', policy, '--gate']);
+    expect(one.stderr).toContain('mixed.jsonl:4: not JSON');
+    expect(one.stderr).toContain('mixed.jsonl:10: not an OTLP ExportTraceServiceRequest');
+    expect(one.stderr).toContain('mixed.jsonl:15: not JSON');
+    expect(one.stderr).toMatch(/mixed\.jsonl:21: .*span/);
+    // 60 runs and the upper-case one; the broken trace's one readable span has no agent.
+    expect(summary(one.stderr)).toMatch(
+      /^toolwatch score: 61 runs scored, 61 verdicts, \d+ passed, 1 files, 4 unreadable records$/,
+    );
+    expect(one.code).toBe(1);
+  });
+
+  it('a window that splits traces splits them the same way, reported the same', async () => {
+    const one = await sameWithJobs([file('gappy.jsonl'), '--policy', policy, '--window', '2']);
+    expect(one.stderr).toContain('reappeared after its window closed');
+    expect(summary(one.stderr)).toMatch(/, \d+ traces split by the window$/);
+  });
+
+  it('a worker closes a trace when the window passes it, even while the records between went to another worker', async () => {
+    // T (shard 1 of 2: odd id) is mentioned at records 1 and 5; records 2-4 are shard 0's.
+    // With --window 2, T closes after record 3 and reappears at 5, as with one thread: both
+    // of T's records reach its worker in one message, which must close T between them.
+    const t = run(0).resourceSpans[0]!.scopeSpans[0]!.spans.map((span) => ({
+      ...span,
+      traceId: '1'.repeat(32),
+    }));
+    const other = (i: number) =>
+      run(i).resourceSpans[0]!.scopeSpans[0]!.spans.map((span) => ({
+        ...span,
+        traceId: `${'2'.repeat(31)}${2 * i}`,
+      }));
+    const records = [
+      request(t.slice(0, 2)),
+      request(other(1)),
+      request(other(2)),
+      request(other(3)),
+      request(t.slice(2)),
+    ];
+    await writeFile(file('reappears.jsonl'), `${records.map((r) => JSON.stringify(r)).join('\n')}\n`);
+    const one = await sameWithJobs([file('reappears.jsonl'), '--policy', policy, '--window', '2'], [2]);
+    expect(one.stderr).toContain(`reappears.jsonl:5: trace ${'1'.repeat(32)} reappeared`);
+  });
+
+  it('documents and gzip (read on the main thread) and stdin', async () => {
+    const doc = await sameWithJobs([file('doc.json'), file('per-line.jsonl.gz'), '--policy', policy]);
+    expect(summary(doc.stderr)).toMatch(
+      /^toolwatch score: 320 runs scored, 320 verdicts, \d+ passed, 2 files, 0 unreadable records$/,
+    );
+    const text = `${Array.from({ length: 50 }, (_, i) => JSON.stringify(run(i))).join('\n')}\n`;
+    const piped = await sameWithJobs(['-', '--policy', policy], [2], () => Readable.from([text]));
+    expect(lines(piped.stdout)).toHaveLength(50);
+  });
+
+  it('a report (Markdown, with gates) reads the same', async () => {
+    const one = await sameWithJobs(
+      [
+        file('batches.jsonl'),
+        file('mixed.jsonl'),
+        '--policy',
+        join(policies, 'cli-gates.yaml'),
+        '--format',
+        'markdown',
+        '--gate',
+      ],
+      [2],
+    );
+    expect(one.stdout).toContain('| refunds |');
+  });
+
+  it('refuses a bad --jobs, and --jobs with --judges (one judge budget cannot be split)', async () => {
+    for (const bad of ['0', '33', 'two', '1.5']) {
+      const r = await score([file('per-line.jsonl'), '--policy', policy, '--jobs', bad]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('--jobs must be an integer from 1 to 32');
+    }
+    const judged = await score([
+      file('per-line.jsonl'),
+      '--policy',
+      policy,
+      '--jobs',
+      '2',
+      '--judges',
+      join(policies, 'judges.mjs'),
+    ]);
+    expect(judged.code).toBe(2);
+    expect(judged.stderr).toContain('--jobs cannot be combined with --judges');
+  });
+
+  it('reading waits for the workers: what is read but not yet judged stays bounded', async () => {
+    // 3,000 runs of ~20 KB each, generated as they are read: without backpressure the reader
+    // would run through all of them before the workers judged a tenth.
+    const pad = 'x'.repeat(20_000);
+    let produced = 0;
+    let worst = 0;
+    let judged = 0;
+    function* generate() {
+      for (let i = 0; i < 3000; i++) {
+        produced++;
+        worst = Math.max(worst, produced - judged);
+        const r = run(i);
+        (r.resourceSpans[0]!.scopeSpans[0]!.spans[0]!.attributes as unknown[]).push({
+          key: 'pad',
+          value: { stringValue: pad },
+        });
+        yield `${JSON.stringify(r)}\n`;
+      }
+    }
+    let stderr = '';
+    const code = await main(['score', '-', '--policy', policy, '--jobs', '2', '--window', '10'], {
+      stdout: (t) => {
+        judged += t.split('\n').length - 1;
+      },
+      stderr: (t) => {
+        stderr += t;
+      },
+      stdin: Readable.from(generate(), { objectMode: false, highWaterMark: 1 }),
+    });
+    expect(code).toBe(0);
+    expect(judged).toBe(3000);
+    expect(stderr).toContain('3000 runs scored');
+    // Each worker's queue holds up to 16 M characters (~800 of these lines), plus its window
+    // and the batches in flight: well under the 3,000 a reader that never waits runs ahead.
+    expect(worst).toBeLessThan(2200);
+  });
+});
+
+describe('scoreParallel', () => {
+  it('a slow reader of the output slows the reading: output not yet written stays bounded', async () => {
+    let produced = 0;
+    let written = 0;
+    let worst = 0;
+    function* generate() {
+      for (let i = 0; i < 2000; i++) {
+        produced++;
+        worst = Math.max(worst, produced - written);
+        yield `${JSON.stringify(run(i))}\n`;
+      }
+    }
+    const stderr: string[] = [];
+    const io = { stdout: () => {}, stderr: (t: string) => stderr.push(t), stdin: Readable.from(generate()) };
+    const { stats } = await scoreParallel({
+      files: ['-'],
+      jobs: 2,
+      sources: { policy, matchInput: false, judge: false },
+      window: 10,
+      lines: true,
+      // ~200 verdict lines of ~1.6 KB before reading waits.
+      maxQueuedChars: 300_000,
+      onLines: async (lines) => {
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        written += lines.split('\n').length - 1;
+      },
+      onVerdict: () => {},
+      io,
+      log: new ProblemLog(io.stderr, 'toolwatch score'),
+    });
+    expect(stats.runs).toBe(2000);
+    expect(written).toBe(2000);
+    expect(stderr).toEqual([]);
+    // Unbounded, the reader runs through all 2,000 runs while the output is still writing
+    // its first hundreds; bounded, it waits within a few hundred (queued, windows, batches).
+    expect(worst).toBeLessThan(1000);
+  });
+});
+
+describe('scoreParallel failures', () => {
+  it("a worker that fails (here: its policy file is gone) fails the run with the worker's error", async () => {
+    const io = { stdout: () => {}, stderr: () => {}, stdin: Readable.from([`${JSON.stringify(run(1))}\n`]) };
+    await expect(
+      scoreParallel({
+        files: ['-'],
+        jobs: 2,
+        sources: { policy: file('no-such-policy.yaml'), matchInput: false, judge: false },
+        lines: true,
+        onLines: () => {},
+        onVerdict: () => {},
+        io,
+        log: new ProblemLog(io.stderr, 'toolwatch score'),
+      }),
+    ).rejects.toThrow(/no-such-policy\.yaml/);
+  });
+});
+
+describe('trace shards', () => {
+  it("a line's shards from its text agree with its decoded spans' ids", () => {
+    for (const shards of [2, 3, 7]) {
+      for (let i = 0; i < 50; i++) {
+        const text = JSON.stringify(
+          request([
+            ...run(i).resourceSpans[0]!.scopeSpans[0]!.spans,
+            ...run(i + 1).resourceSpans[0]!.scopeSpans[0]!.spans,
+          ]),
+        );
+        const expected = (1 << shardOf(traceId(i), shards)) | (1 << shardOf(traceId(i + 1), shards));
+        expect(shardsOfLine(text, shards)).toBe(expected);
+      }
+    }
+  });
+
+  it('a line whose ids it cannot read safely is left to the main thread (mask 0)', () => {
+    const id = traceId(1);
+    expect(shardsOfLine(`{"traceId": "${id}"}`, 2)).toBe(0);
+    expect(shardsOfLine(`{"traceId":"${id.toUpperCase()}"}`, 2)).toBe(0);
+    expect(shardsOfLine(`{"traceId":"${id.slice(1)}"}`, 2)).toBe(0);
+    expect(shardsOfLine(`{"traceId":"${id}","x":{"traceId":5}}`, 2)).toBe(0);
+    expect(shardsOfLine('{"resourceSpans":[]}', 2)).toBe(0);
+    // Escaped inside a string value: not a key, not counted.
+    expect(shardsOfLine(`{"traceId":"${id}","v":"{\\"traceId\\":\\"zz\\"}"}`, 2)).toBe(1 << shardOf(id, 2));
+  });
+});
