@@ -269,7 +269,8 @@ async function* readJson(
         return true;
       }
       doc.push(text);
-      docSize += text.length + 1;
+      // Bytes, as the bound is stated (a character may take up to three).
+      docSize += Buffer.byteLength(text) + 1;
       if (docSize > maxDocument) {
         report({
           file,
@@ -307,7 +308,7 @@ async function* readJson(
       const first = text.trimStart()[0];
       if (!sawText && good === 0 && !bad && (first === '{' || first === '[')) {
         doc = [text];
-        docSize = text.length + 1;
+        docSize = Buffer.byteLength(text) + 1;
         sawText = true;
         return true;
       }
@@ -366,6 +367,23 @@ async function* readJson(
       // The rest of an over-long line: dropped up to its end, without holding it.
       if (nl === -1) continue;
       skipping = false;
+      start = nl + 1;
+      nl = chunk.indexOf(0x0a, start);
+    } else if (carryBytes > 0 && nl !== -1 && carryBytes + nl > maxDocument) {
+      // A line (or a document's line) that ends here past the bound: known from its size,
+      // before its parts are joined and decoded (which held it three times over).
+      carry = [];
+      carryBytes = 0;
+      if (doc) {
+        report({
+          file,
+          line: lineNo - doc.length + 1,
+          message: `a single JSON document larger than ${maxDocument / MiB} MiB; write JSON Lines (one request per line) instead`,
+          records: 1,
+        });
+        return;
+      }
+      noteBad(++lineNo, `line longer than ${maxDocument / MiB} MiB`);
       start = nl + 1;
       nl = chunk.indexOf(0x0a, start);
     } else if (carryBytes > 0 && nl !== -1) {

@@ -6,8 +6,9 @@
  * default itself (the option left unset): a line of exactly 256 MiB is read, one byte more is
  * skipped and reported with its file and line while the lines after it are still scored, the
  * memory taken while skipping follows the limit and not the line, and a document one byte over
- * 256 MiB is refused with a message that says what to do. Two cases where the bound does
- * not hold at its default are `it.fails`, each naming its bug.
+ * 256 MiB is refused with a message that says what to do. Two cases where the bound did not
+ * hold (a line just over it held three times, documents counted in UTF-16 units) are fixed
+ * and held here.
  *
  * Memory is the peak resident set of a process that only reads (`VmHWM`, reset through
  * `/proc/self/clear_refs`): it sees a copy that lives for a moment, which a sampled
@@ -218,15 +219,11 @@ describe('README: toolwatch score reads a JSON Lines line of up to 256 MiB (the 
     expect(growth).toBeLessThan(LIMIT + 64 * MiB);
   }, 30_000);
 
-  // BUG (src/input/read-records.ts, readJson's chunk loop, `Buffer.concat(carry, …)` then
-  // `handle(line)`): when the newline of a line just over the limit arrives in the chunk that
-  // takes it past the limit, the line is not known to be too long until it is whole: its
-  // 256 MiB of chunks are copied into one Buffer and decoded into a string (`text.length >
-  // maxDocument` is checked in `handle`), three copies at once. Measured +770 MiB peak
-  // RSS for a line of 256 MiB + 1 byte (the file above, read from disk as `toolwatch score`
-  // reads it), against +257–259 MiB for the 1 GiB line. That the line is over the limit is
-  // known before joining it (`carryBytes + nl > maxDocument`).
-  it.fails('a line one byte over 256 MiB is not held beyond the limit while it is skipped (bug: joined and decoded first, ~3×)', async () => {
+  // Was a bug: when the newline of a line just over the limit arrived in the chunk that took
+  // it past the limit, the line was joined (`Buffer.concat`) and decoded before `handle` found
+  // it too long: three copies at once, +770 MiB peak RSS for a line of 256 MiB + 1 byte
+  // (against +257–259 MiB for the 1 GiB line). Its size is now checked before joining.
+  it('a line one byte over 256 MiB is not held beyond the limit while it is skipped (it was joined and decoded first, ~3×)', async () => {
     const { items, growth } = await readMeasured(file);
     console.log(`peak RSS growth while skipping a line of 256 MiB + 1 byte: +${mib(growth)} MiB`);
     expect(items).toEqual([
@@ -258,13 +255,10 @@ describe('README: a single pretty-printed document is read up to 256 MiB (the de
     ]);
   }, 30_000);
 
-  // BUG (src/input/read-records.ts, readJson: `docSize = text.length + 1` and `docSize +=
-  // text.length + 1`): a document's size is counted in UTF-16 code units, not bytes, so text
-  // that is not ASCII passes the limit: a document of 256 MiB + 1 byte of "é" (two bytes, one
-  // code unit) is read whole (~128 Mi units counted); one of CJK text (three bytes a
-  // character) would be read up to 768 MiB. (`handle`'s `text.length > maxDocument` counts
-  // the same way, for a line whose end comes in the chunk that takes it past the limit.)
-  it.fails('one byte more is refused when the text is not ASCII too (bug: counted in UTF-16 units, not bytes)', async () => {
+  // Was a bug: a document's size was counted in UTF-16 code units (`text.length`), so a
+  // document of 256 MiB + 1 byte of "é" (two bytes, one unit) was read whole, and one of CJK
+  // text (three bytes a character) up to 768 MiB. It is counted in bytes now.
+  it('one byte more is refused when the text is not ASCII too (it was counted in UTF-16 units, not bytes)', async () => {
     const items = await readStdin([prettyDocument(LIMIT + 1, 'é')]);
     expect(items).toEqual([
       {
