@@ -140,7 +140,7 @@ const start = performance.now();
 const cpu0 = process.cpuUsage();
 const cpuMs = () => { const u = process.cpuUsage(cpu0); return (u.user + u.system) / 1000; };
 let summary = '';
-const code = await main(['score', process.argv[2], '--policy', process.argv[3], '--out', '/dev/null'], {
+const code = await main(['score', process.argv[2], '--policy', process.argv[3], '--out', '/dev/null', ...process.argv.slice(4)], {
   stdout: () => {},
   stderr: (t) => { summary += t; },
 });
@@ -231,6 +231,11 @@ export async function run(): Promise<BenchReport> {
         await child(builtScript, [file, policy], process.execPath),
         await child(builtScript, [file, policy], process.execPath),
       ];
+      // The same with --jobs 2: this thread and one worker (CPU time counts every thread).
+      const jobs = [
+        await child(builtScript, [file, policy, '--jobs', '2'], process.execPath),
+        await child(builtScript, [file, policy, '--jobs', '2'], process.execPath),
+      ];
       // The pass under plain node too, for the whole-process comparison with the built CLI
       // (under tsx its start-up would carry the loader's).
       const plain = [
@@ -238,6 +243,7 @@ export async function run(): Promise<BenchReport> {
         await child(baselineScript, [file], process.execPath),
       ];
       const c = shipped.reduce((x, y) => (x.ms <= y.ms ? x : y));
+      const j = jobs.reduce((x, y) => (x.ms <= y.ms ? x : y));
       const p = plain.reduce((x, y) => (x.ms <= y.ms ? x : y));
       const d = decoded.reduce((x, y) => (x.ms <= y.ms ? x : y));
       const b = base.reduce((x, y) => (x.ms <= y.ms ? x : y));
@@ -252,7 +258,9 @@ export async function run(): Promise<BenchReport> {
         'score ÷ JSON.parse time': Number((s.ms / b.ms).toFixed(2)),
         'JSON.parse + OTLP decode only ÷ JSON.parse': Number((d.ms / b.ms).toFixed(2)),
         'built score (node dist/) ÷ JSON.parse': Number((c.ms / b.ms).toFixed(2)),
+        'built score --jobs 2 ÷ JSON.parse': Number((j.ms / b.ms).toFixed(2)),
         'CPU time: score ÷ JSON.parse': Number((s.cpuMs / b.cpuMs).toFixed(2)),
+        'CPU time: built --jobs 2 ÷ JSON.parse': Number((j.cpuMs / b.cpuMs).toFixed(2)),
         'CPU time: built ÷ JSON.parse': Number((c.cpuMs / b.cpuMs).toFixed(2)),
         // Both whole processes: node's start-up, and for the CLI loading its modules, included.
         'CPU time, whole process: built ÷ JSON.parse (node)': Number(
@@ -263,6 +271,7 @@ export async function run(): Promise<BenchReport> {
         'RSS ÷ RSS at 25k': Number((rssMb / rss25!).toFixed(2)),
       });
       notes.push(`${runs} runs: ${s.summary}`);
+      if (j.summary !== s.summary) notes.push(`${runs} runs, --jobs 2, a different summary: ${j.summary}`);
       await rm(file, { force: true });
     }
   } finally {

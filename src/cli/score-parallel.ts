@@ -5,7 +5,7 @@ import { emptySummary, type VerdictSummary } from '../evaluation/check-gates.js'
 import { isTraceRecord, readInput } from '../input/read-records.js';
 import type { SpanLike, Verdict } from '../types.js';
 import type { CliIo } from './cli-io.js';
-import type { ScoringSources } from './commands/score.js';
+import type { Scoring, ScoringSources } from './commands/score.js';
 import type { ProblemLog } from './problem-log.js';
 import {
   decodeRecord,
@@ -14,8 +14,10 @@ import {
   type ScoreStats,
   startProgress,
 } from './score-stream.js';
+import { ShardScorer } from './shard-scorer.js';
 import {
   type FromShard,
+  ownersFor,
   type ShardItem,
   type ShardSetup,
   type ShardStats,
@@ -27,12 +29,15 @@ import {
 
 export interface ScoreParallelOptions {
   files: string[];
+  /** Threads that judge, this one included (it also reads): at least 2. */
   jobs: number;
+  /** What this thread judges with (loaded from `sources`, as the workers load it). */
+  scoring: Scoring;
   sources: ScoringSources;
   window?: number;
-  /** Spans held open over all workers (each holds its share). Default 200,000. */
+  /** Spans held open over all threads (each holds its share). Default 200,000. */
   maxOpenSpans?: number;
-  /** JSON Lines output: verdicts arrive as lines, for `onLines`. */
+  /** JSON Lines output: workers send verdicts as lines, for `onLines`. */
   lines: boolean;
   onLines: (lines: string) => void | Promise<void>;
   onVerdict: (verdict: Verdict, file: string) => void | Promise<void>;
@@ -53,29 +58,43 @@ const IDLE_UPDATE_RECORDS = 256;
 const BATCH_BYTES = 256 * 1024;
 
 /**
- * `toolwatch score --jobs N`: reads the input on this thread and hands each record to the
- * worker its traces belong to (`trace-shards.ts`); JSON Lines lines are handed over as text
- * and parsed there. Each worker groups, judges and serialises its traces as a single scorer
- * would, so the verdicts are the same; they are written as workers send them, so their order
- * differs from a single scorer's. Memory: each worker's window, plus about `MAX_QUEUED_CHARS`
- * of text queued per worker and as much output not yet written (reading waits for both).
+ * `toolwatch score --jobs N`: this thread reads the input, judges its share of the traces
+ * and hands each other record to the worker its traces belong to (`trace-shards.ts`); JSON
+ * Lines lines go over as bytes, undecoded, and are parsed there. Every thread groups and judges
+ * its traces as a single scorer would, so the verdicts are the same; they are written as they
+ * come, so their order differs from a single scorer's. Memory: each thread's window, plus about
+ * `maxQueuedChars` of text queued per worker and as much output not yet written (reading waits
+ * for both).
  */
 export async function scoreParallel(options: ScoreParallelOptions): Promise<{
   stats: ScoreStats;
   summary: VerdictSummary;
 }> {
   const { jobs, io, log } = options;
+  const owners = ownersFor(jobs);
+  const maxOpenSpans = Math.max(1, Math.floor((options.maxOpenSpans ?? 200_000) / jobs));
   const stats = emptyStats();
   const shardStats: ShardStats[] = [];
   const summary = emptySummary();
-  // Per worker: the characters of each message it has not taken off its queue yet, oldest
-  // first (each message gets one reply), and their sum.
+  // This thread's share: judged between reads, its verdicts written at once.
+  const local = new ShardScorer({
+    scoring: options.scoring,
+    shard: 0,
+    owners,
+    ...(options.window !== undefined ? { window: options.window } : {}),
+    maxOpenSpans,
+    log,
+    onVerdict: options.onVerdict,
+  });
+  let localItems: ShardItem[] = [];
+  // Per worker (index = thread): the characters of each message it has not taken off its
+  // queue yet, oldest first (each message gets one reply), and their sum.
   const inFlight: number[][] = Array.from({ length: jobs }, () => []);
   const queuedChars = new Array<number>(jobs).fill(0);
   const pending: ShardItem[][] = Array.from({ length: jobs }, () => []);
   const pendingChars = new Array<number>(jobs).fill(0);
   // Lines taken as bytes, copied into one buffer per worker and message (transferred, not
-  // copied again); `pendingChars` counts them too.
+  // copied again).
   const pendingBytes: Array<Buffer | undefined> = new Array(jobs).fill(undefined);
   const usedBytes = new Array<number>(jobs).fill(0);
   const toldUpTo = new Array<number>(jobs).fill(0);
@@ -84,9 +103,12 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
   let wake: (() => void) | undefined;
   const workers: Worker[] = [];
   const ended: Array<Promise<void>> = [];
-  // Writing is ordered: a batch of lines waits for the one before (the output may push back).
-  // What waits to be written counts against the same bound as the workers' queues: a slow
-  // reader of the output slows the reading of the input.
+  const countRuns = () => {
+    stats.runs = local.stats.runs + shardStats.reduce((n, s) => n + (s?.runs ?? 0), 0);
+  };
+  // Workers' output is written in order: a batch waits for the one before (the output may push
+  // back). What waits counts against the same bound as the workers' queues: a slow reader of
+  // the output slows the reading of the input.
   let writing: Promise<void> = Promise.resolve();
   let unwritten = 0;
   const write = (message: Extract<FromShard, { lines: string }>) => {
@@ -115,23 +137,23 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
     ? startProgress(options.files, stats, io, options.progressIntervalMs ?? 500)
     : undefined;
   try {
-    for (let shard = 0; shard < jobs; shard++) {
+    for (let shard = 1; shard < jobs; shard++) {
       const setup: ShardSetup = {
         sources: options.sources,
         shard,
-        shards: jobs,
+        owners,
         ...(options.window !== undefined ? { window: options.window } : {}),
-        maxOpenSpans: Math.max(1, Math.floor((options.maxOpenSpans ?? 200_000) / jobs)),
+        maxOpenSpans,
         lines: options.lines,
       };
       const worker = startWorker(setup);
-      workers.push(worker);
+      workers[shard] = worker;
       ended.push(
         new Promise<void>((resolve, reject) => {
           let done = false;
           worker.on('message', (message: FromShard) => {
             shardStats[shard] = message.stats;
-            stats.runs = shardStats.reduce((n, s) => n + (s?.runs ?? 0), 0);
+            countRuns();
             write(message);
             if (message.kind === 'progress') {
               queuedChars[shard]! -= inFlight[shard]!.shift() ?? 0;
@@ -179,14 +201,30 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
     // A worker with nothing to do still learns now and then how far the input has got, so its
     // window closes its traces (and lets their spans go) while the records go to the others.
     const flush = () => {
-      for (let shard = 0; shard < jobs; shard++) {
+      for (let shard = 1; shard < jobs; shard++) {
         if (pending[shard]!.length > 0 || records - toldUpTo[shard]! >= IDLE_UPDATE_RECORDS) send(shard);
       }
     };
     const queue = (shard: number, item: ShardItem, chars: number) => {
+      if (shard === 0) {
+        localItems.push(item);
+        return;
+      }
       pending[shard]!.push(item);
       pendingChars[shard]! += chars;
       if (pending[shard]!.length >= BATCH_RECORDS) send(shard);
+    };
+    /** This thread's records read since the last batch: judged now (the reader waits). */
+    const judgeLocal = async () => {
+      const items = localItems;
+      localItems = [];
+      for (const item of items) {
+        const judged = local.record(item, undefined);
+        if (judged) await judged;
+      }
+      const judged = local.advance(records);
+      if (judged) await judged;
+      countRuns();
     };
     const copy = (shard: number, chunk: Buffer, start: number, end: number): number => {
       const length = end - start;
@@ -204,7 +242,7 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
       return used;
     };
     const claimBytes = (chunk: Buffer, start: number, end: number, file: string, line: number): boolean => {
-      const mask = shardsOfBytes(chunk, start, end, jobs);
+      const mask = shardsOfBytes(chunk, start, end, owners);
       if (mask === 0) return false;
       const at = ++records;
       stats.records++;
@@ -213,17 +251,18 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
       const length = end - start;
       for (let shard = reporter; shard < jobs; shard++) {
         if ((mask & (1 << shard)) === 0) continue;
-        const offset = copy(shard, chunk, start, end);
-        queue(
-          shard,
-          { at, file, line, offset, length, filter: !single, reporter: shard === reporter },
-          length,
-        );
+        const item: ShardItem = { at, file, line, filter: !single, reporter: shard === reporter };
+        if (shard === 0) item.text = chunk.toString('utf8', start, end);
+        else {
+          item.offset = copy(shard, chunk, start, end);
+          item.length = length;
+        }
+        queue(shard, item, length);
       }
       return true;
     };
     const claim = (text: string, file: string, line: number): boolean => {
-      const mask = shardsOfLine(text, jobs);
+      const mask = shardsOfLine(text, owners);
       if (mask === 0) return false;
       const at = ++records;
       stats.records++;
@@ -260,14 +299,16 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
           const at = ++records;
           const byShard = new Map<number, SpanLike[]>();
           for (const span of decodeRecord(item, stats, log)) {
-            const shard = shardOf(span.traceId, jobs);
+            const shard = shardOf(span.traceId, owners);
             const spans = byShard.get(shard);
             if (spans) spans.push(span);
             else byShard.set(shard, [span]);
           }
           for (const [shard, spans] of byShard) queue(shard, { at, file, line: item.line, spans }, 0);
         }
+        // The workers first, so they judge while this thread judges its share.
         flush();
+        await judgeLocal();
         while (failure === undefined && full()) {
           await new Promise<void>((resolve) => {
             wake = resolve;
@@ -277,19 +318,23 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
         if (failure !== undefined) throw failure;
       }
     }
-    for (let shard = 0; shard < jobs; shard++) if (pending[shard]!.length > 0) send(shard);
-    for (const worker of workers) worker.postMessage({ kind: 'end' } satisfies ToShard);
+    for (let shard = 1; shard < jobs; shard++) if (pending[shard]!.length > 0) send(shard);
+    for (const worker of workers.slice(1)) worker.postMessage({ kind: 'end' } satisfies ToShard);
+    await judgeLocal();
+    const judged = local.finish();
+    if (judged) await judged;
     await Promise.all(ended);
     await writing;
     if (failure !== undefined) throw failure;
   } finally {
     progress?.stop();
-    for (const worker of workers) {
+    for (const worker of workers.slice(1)) {
       worker.removeAllListeners('exit');
       void worker.terminate();
     }
   }
-  for (const s of shardStats) {
+  sumInto(summary, local.summarizer.summary);
+  for (const s of [local.counts(), ...shardStats.slice(1)]) {
     stats.verdicts += s.verdicts;
     stats.passed += s.passed;
     stats.unreadable += s.unreadable;
@@ -298,6 +343,7 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
     stats.records -= s.notRecords;
     stats.unjudged.merge(s.unjudged);
   }
+  countRuns();
   return { stats, summary };
 }
 

@@ -3,15 +3,36 @@ import type { SpanLike, Verdict } from '../types.js';
 import type { ScoringSources } from './commands/score.js';
 
 /**
- * `toolwatch score --jobs N` splits the input's traces among N workers by trace id: a trace's
- * spans all go to one worker, which groups and judges them exactly as a single scorer would.
+ * `toolwatch score --jobs N` splits the input's traces among N threads by trace id: a trace's
+ * spans all go to one thread, which groups and judges them exactly as a single scorer would.
+ * A trace id's last 8 hex digits pick one of `BUCKETS` buckets, and each bucket has an owner
+ * (`ownersFor`); the main thread, which also reads the input, owns fewer buckets.
  */
 
-/** The worker a trace belongs to: its id's last 8 hex digits, modulo the worker count. */
-export function shardOf(traceId: string, shards: number): number {
+export const BUCKETS = 64;
+
+/** Bucket → thread. */
+export type Owners = readonly number[];
+
+/**
+ * The owner of each bucket for `threads` threads (thread 0 is the main thread, 1… the
+ * workers): thread 0 gets about 0.85 of an even share, as reading and handing over records
+ * takes the rest of its time (measured: ~0.9 s of ~6 s per 100,000 runs); the workers split
+ * the other buckets evenly.
+ */
+export function ownersFor(threads: number): Owners {
+  if (threads <= 1) return new Array<number>(BUCKETS).fill(0);
+  const main = Math.max(1, Math.floor((BUCKETS / threads) * 0.9));
+  const owners: number[] = [];
+  for (let b = 0; b < BUCKETS; b++) owners.push(b < main ? 0 : 1 + ((b - main) % (threads - 1)));
+  return owners;
+}
+
+/** The thread a trace belongs to. */
+export function shardOf(traceId: string, owners: Owners): number {
   const n = Number.parseInt(traceId.slice(-8), 16);
   // Ids that are not hex (unusual encodings) still land somewhere, the same place each time.
-  return Number.isNaN(n) ? hashOf(traceId) % shards : n % shards;
+  return owners[(Number.isNaN(n) ? hashOf(traceId) : n) % BUCKETS]!;
 }
 
 function hashOf(text: string): number {
@@ -31,7 +52,7 @@ const KEY_AND_QUOTE = '"traceId":"';
  * inside string values (`\"traceId\"`) never matches. Span links name other traces: their
  * shards are included, which costs a parse where nothing is kept, never a lost span.
  */
-export function shardsOfLine(text: string, shards: number): number {
+export function shardsOfLine(text: string, owners: Owners): number {
   let at = text.indexOf(KEY);
   if (at === -1) return 0;
   // A line's spans mostly share one trace: an id equal to the last one read costs a compare.
@@ -47,7 +68,7 @@ export function shardsOfLine(text: string, shards: number): number {
         if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) return 0;
       }
       last = text.slice(from, from + 32);
-      mask |= 1 << shardOf(last, shards);
+      mask |= 1 << shardOf(last, owners);
     }
     at = text.indexOf(KEY, from + 33);
   }
@@ -57,7 +78,7 @@ export function shardsOfLine(text: string, shards: number): number {
 const KEY_BYTES = Buffer.from(KEY);
 
 /** `shardsOfLine` for a line still in its read chunk, `chunk[start, end)`, without decoding it. */
-export function shardsOfBytes(chunk: Buffer, start: number, end: number, shards: number): number {
+export function shardsOfBytes(chunk: Buffer, start: number, end: number, owners: Owners): number {
   const line = chunk.subarray(start, end);
   let at = line.indexOf(KEY_BYTES);
   if (at === -1) return 0;
@@ -77,7 +98,7 @@ export function shardsOfBytes(chunk: Buffer, start: number, end: number, shards:
         if (i >= from + 24) low = low * 16 + digit;
       }
       last = from;
-      mask |= 1 << (low % shards);
+      mask |= 1 << owners[low % BUCKETS]!;
     }
     at = line.indexOf(KEY_BYTES, from + 33);
   }
@@ -91,7 +112,7 @@ export const MAX_JOBS = 32;
 export interface ShardSetup {
   sources: ScoringSources;
   shard: number;
-  shards: number;
+  owners: Owners;
   window?: number;
   maxOpenSpans?: number;
   /** JSON Lines output: the worker sends verdict lines, not verdicts. */

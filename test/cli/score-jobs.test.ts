@@ -12,10 +12,11 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadScoring } from '../../src/cli/commands/score.js';
 import { main } from '../../src/cli/main.js';
 import { ProblemLog } from '../../src/cli/problem-log.js';
 import { scoreParallel } from '../../src/cli/score-parallel.js';
-import { shardOf, shardsOfLine } from '../../src/cli/trace-shards.js';
+import { ownersFor, shardOf, shardsOfBytes, shardsOfLine } from '../../src/cli/trace-shards.js';
 import { TraceBuilder } from '../helpers/trace-builder.js';
 
 const policies = fileURLToPath(new URL('../fixtures/policies/', import.meta.url));
@@ -218,9 +219,10 @@ describe('toolwatch score --jobs', () => {
   });
 
   it('a worker closes a trace when the window passes it, even while the records between went to another worker', async () => {
-    // T (shard 1 of 2: odd id) is mentioned at records 1 and 5; records 2-4 are shard 0's.
-    // With --window 2, T closes after record 3 and reappears at 5, as with one thread: both
-    // of T's records reach its worker in one message, which must close T between them.
+    // T (the main thread's: bucket 17) is mentioned at records 1 and 5; records 2-4 are the
+    // worker's (buckets 34-38). With --window 2, T closes after record 3 and reappears at 5,
+    // as with one thread: both of T's records are judged in one batch, which must close T
+    // between them.
     const t = run(0).resourceSpans[0]!.scopeSpans[0]!.spans.map((span) => ({
       ...span,
       traceId: '1'.repeat(32),
@@ -342,6 +344,7 @@ describe('scoreParallel', () => {
     const { stats } = await scoreParallel({
       files: ['-'],
       jobs: 2,
+      scoring: await loadScoring({ policy, matchInput: false, judge: false }),
       sources: { policy, matchInput: false, judge: false },
       window: 10,
       lines: true,
@@ -351,7 +354,10 @@ describe('scoreParallel', () => {
         await new Promise((resolve) => setTimeout(resolve, 2));
         written += lines.split('\n').length - 1;
       },
-      onVerdict: () => {},
+      // The main thread's own share is written as it is judged (its reading waits for it).
+      onVerdict: () => {
+        written++;
+      },
       io,
       log: new ProblemLog(io.stderr, 'toolwatch score'),
     });
@@ -371,6 +377,7 @@ describe('scoreParallel failures', () => {
       scoreParallel({
         files: ['-'],
         jobs: 2,
+        scoring: await loadScoring({ policy, matchInput: false, judge: false }),
         sources: { policy: file('no-such-policy.yaml'), matchInput: false, judge: false },
         lines: true,
         onLines: () => {},
@@ -383,8 +390,9 @@ describe('scoreParallel failures', () => {
 });
 
 describe('trace shards', () => {
-  it("a line's shards from its text agree with its decoded spans' ids", () => {
-    for (const shards of [2, 3, 7]) {
+  it("a line's shards, read from its text or its bytes, agree with its decoded spans' ids", () => {
+    for (const threads of [2, 3, 7]) {
+      const owners = ownersFor(threads);
       for (let i = 0; i < 50; i++) {
         const text = JSON.stringify(
           request([
@@ -392,20 +400,39 @@ describe('trace shards', () => {
             ...run(i + 1).resourceSpans[0]!.scopeSpans[0]!.spans,
           ]),
         );
-        const expected = (1 << shardOf(traceId(i), shards)) | (1 << shardOf(traceId(i + 1), shards));
-        expect(shardsOfLine(text, shards)).toBe(expected);
+        const expected = (1 << shardOf(traceId(i), owners)) | (1 << shardOf(traceId(i + 1), owners));
+        expect(shardsOfLine(text, owners)).toBe(expected);
+        const bytes = Buffer.from(`xx${text}yy`);
+        expect(shardsOfBytes(bytes, 2, bytes.length - 2, owners)).toBe(expected);
       }
     }
   });
 
+  it('every thread owns buckets; the main thread, which also reads, fewer than an even share', () => {
+    for (const threads of [2, 3, 4, 8, 32]) {
+      const owners = ownersFor(threads);
+      const share = (t: number) => owners.filter((o) => o === t).length;
+      for (let t = 0; t < threads; t++) expect(share(t)).toBeGreaterThan(0);
+      expect(share(0)).toBeLessThan(64 / threads);
+      expect(new Set(owners).size).toBe(threads);
+    }
+  });
+
   it('a line whose ids it cannot read safely is left to the main thread (mask 0)', () => {
+    const owners = ownersFor(2);
     const id = traceId(1);
-    expect(shardsOfLine(`{"traceId": "${id}"}`, 2)).toBe(0);
-    expect(shardsOfLine(`{"traceId":"${id.toUpperCase()}"}`, 2)).toBe(0);
-    expect(shardsOfLine(`{"traceId":"${id.slice(1)}"}`, 2)).toBe(0);
-    expect(shardsOfLine(`{"traceId":"${id}","x":{"traceId":5}}`, 2)).toBe(0);
-    expect(shardsOfLine('{"resourceSpans":[]}', 2)).toBe(0);
+    const both = (text: string) => {
+      const bytes = Buffer.from(text);
+      const fromBytes = shardsOfBytes(bytes, 0, bytes.length, owners);
+      expect(fromBytes).toBe(shardsOfLine(text, owners));
+      return fromBytes;
+    };
+    expect(both(`{"traceId": "${id}"}`)).toBe(0);
+    expect(both(`{"traceId":"${id.toUpperCase()}"}`)).toBe(0);
+    expect(both(`{"traceId":"${id.slice(1)}"}`)).toBe(0);
+    expect(both(`{"traceId":"${id}","x":{"traceId":5}}`)).toBe(0);
+    expect(both('{"resourceSpans":[]}')).toBe(0);
     // Escaped inside a string value: not a key, not counted.
-    expect(shardsOfLine(`{"traceId":"${id}","v":"{\\"traceId\\":\\"zz\\"}"}`, 2)).toBe(1 << shardOf(id, 2));
+    expect(both(`{"traceId":"${id}","v":"{\\"traceId\\":\\"zz\\"}"}`)).toBe(1 << shardOf(id, owners));
   });
 });

@@ -55,9 +55,9 @@ export const SCORE_USAGE = `usage: toolwatch score FILE... (--policy P | --cases
   --window N  a trace is complete when N records have not mentioned it (default
               1000), or at the end of input
   -j, --jobs N
-              judge in N worker threads (default 1), traces split among them by
-              trace id: the same verdicts, written in the order the workers judge
-              them; not with --judges
+              judge in N threads (default 1; this one and N-1 workers), traces split
+              among them by trace id: the same verdicts, written in the order they
+              are judged; not with --judges
   -h, --help  this text
 
 A one-line summary goes to stderr at the end; a progress line too while stderr is a
@@ -187,6 +187,7 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
     ({ stats, summary } = await scoreParallel({
       files: positionals,
       jobs,
+      scoring,
       sources,
       ...(windowSize !== undefined ? { window: windowSize } : {}),
       lines: format === 'json',
