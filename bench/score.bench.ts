@@ -267,6 +267,7 @@ export async function run(): Promise<BenchReport> {
           (c.processCpuMs! / p.processCpuMs!).toFixed(2),
         ),
         'score peak RSS MB': Math.round(rssMb),
+        'built --jobs 2 peak RSS MB': Math.round(Math.max(...jobs.map((x) => x.maxRssKb)) / 1024),
         'JSON.parse peak RSS MB': Math.round(Math.max(...base.map((x) => x.maxRssKb)) / 1024),
         'RSS ÷ RSS at 25k': Number((rssMb / rss25!).toFixed(2)),
       });

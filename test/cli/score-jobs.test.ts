@@ -5,6 +5,7 @@
  * read on the main thread, stdin — it must write the same verdicts, problems, summary, gates
  * and exit code as one thread; only the order of verdict lines may differ.
  */
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +21,9 @@ import { ownersFor, shardOf, shardsOfBytes, shardsOfLine } from '../../src/cli/t
 import { TraceBuilder } from '../helpers/trace-builder.js';
 
 const policies = fileURLToPath(new URL('../fixtures/policies/', import.meta.url));
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const tsx = join(root, 'node_modules/.bin/tsx');
+const cliMain = join(root, 'src/cli/main.ts');
 const POLICY = `version: 1
 rules:
   - name: refunds
@@ -268,6 +272,32 @@ describe('toolwatch score --jobs', () => {
       [2],
     );
     expect(one.stdout).toContain('| refunds |');
+  });
+
+  it('`| head -1` ends quietly, workers and all: exit 0, no EPIPE, no stack', async () => {
+    const r = await new Promise<{ code: number | null; stderr: string; first: string }>((resolve) => {
+      const child = spawn(
+        tsx,
+        [cliMain, 'score', file('per-line.jsonl'), '--policy', policy, '--jobs', '3'],
+        {
+          cwd: root,
+        },
+      );
+      let stderr = '';
+      let first = '';
+      child.stderr.on('data', (d) => {
+        stderr += d;
+      });
+      child.stdout.once('data', (d: Buffer) => {
+        first = d.toString().split('\n')[0]!;
+        child.stdout.destroy();
+      });
+      child.on('close', (code) => resolve({ code, stderr, first }));
+    });
+    expect(JSON.parse(r.first).rule).toBe('refunds');
+    expect(r.stderr).not.toContain('EPIPE');
+    expect(r.stderr).not.toContain('Error');
+    expect(r.code).toBe(0);
   });
 
   it('refuses a bad --jobs, and --jobs with --judges (one judge budget cannot be split)', async () => {
