@@ -17,6 +17,7 @@ import {
 import { ShardScorer } from './shard-scorer.js';
 import {
   type FromShard,
+  type Owners,
   ownersFor,
   type ShardItem,
   type ShardSetup,
@@ -26,6 +27,63 @@ import {
   shardsOfLine,
   type ToShard,
 } from './trace-shards.js';
+
+/** What the workers of a score run are started with, before anything is read. */
+export interface ShardWorkersOptions {
+  jobs: number;
+  sources: ScoringSources;
+  window?: number;
+  /** Spans held open over all threads (each holds its share). Default 200,000. */
+  maxOpenSpans?: number;
+  /** JSON Lines output: workers send verdicts as lines. */
+  lines: boolean;
+}
+
+/**
+ * The N−1 workers of `--jobs N`, started as early as possible: each loads the CLI's modules
+ * and the policy (~0.25 s of CPU) while the main thread does the same. Until a run takes them
+ * over they do not keep the process alive, and an error they raise is kept, not thrown.
+ */
+export class ShardWorkers {
+  /** By thread; 0, the main thread, has none. */
+  readonly workers: Worker[] = [];
+  failure: unknown;
+  readonly owners: Owners;
+  readonly maxOpenSpans: number;
+
+  constructor(readonly options: ShardWorkersOptions) {
+    const { jobs } = options;
+    this.owners = ownersFor(jobs);
+    this.maxOpenSpans = Math.max(1, Math.floor((options.maxOpenSpans ?? 200_000) / jobs));
+    for (let shard = 1; shard < jobs; shard++) {
+      const worker = startWorker({
+        sources: options.sources,
+        shard,
+        owners: this.owners,
+        ...(options.window !== undefined ? { window: options.window } : {}),
+        maxOpenSpans: this.maxOpenSpans,
+        lines: options.lines,
+      });
+      worker.unref();
+      worker.on('error', (err) => {
+        this.failure ??= err;
+      });
+      // Before a run takes it over, a worker has nothing to finish: any exit is a failure.
+      worker.once('exit', (code) => {
+        this.failure ??= new Error(`a score worker stopped (exit code ${code}) before it started`);
+      });
+      this.workers[shard] = worker;
+    }
+  }
+
+  /** Ends every worker (after a run, or instead of one). */
+  stop(): void {
+    for (const worker of this.workers.slice(1)) {
+      worker.removeAllListeners('exit');
+      void worker.terminate();
+    }
+  }
+}
 
 export interface ScoreParallelOptions {
   files: string[];
@@ -39,6 +97,8 @@ export interface ScoreParallelOptions {
   maxOpenSpans?: number;
   /** JSON Lines output: workers send verdicts as lines, for `onLines`. */
   lines: boolean;
+  /** Workers started earlier with the same options (`ShardWorkers`); default: started now. */
+  workers?: ShardWorkers;
   onLines: (lines: string) => void | Promise<void>;
   onVerdict: (verdict: Verdict, file: string) => void | Promise<void>;
   progressIntervalMs?: number;
@@ -71,8 +131,8 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
   summary: VerdictSummary;
 }> {
   const { jobs, io, log } = options;
-  const owners = ownersFor(jobs);
-  const maxOpenSpans = Math.max(1, Math.floor((options.maxOpenSpans ?? 200_000) / jobs));
+  const pool = options.workers ?? new ShardWorkers(options);
+  const { owners, maxOpenSpans } = pool;
   const stats = emptyStats();
   const shardStats: ShardStats[] = [];
   const summary = emptySummary();
@@ -101,7 +161,7 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
   let records = 0;
   let failure: unknown;
   let wake: (() => void) | undefined;
-  const workers: Worker[] = [];
+  const workers = pool.workers;
   const ended: Array<Promise<void>> = [];
   const countRuns = () => {
     stats.runs = local.stats.runs + shardStats.reduce((n, s) => n + (s?.runs ?? 0), 0);
@@ -137,17 +197,11 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
     ? startProgress(options.files, stats, io, options.progressIntervalMs ?? 500)
     : undefined;
   try {
+    if (pool.failure !== undefined) throw pool.failure;
     for (let shard = 1; shard < jobs; shard++) {
-      const setup: ShardSetup = {
-        sources: options.sources,
-        shard,
-        owners,
-        ...(options.window !== undefined ? { window: options.window } : {}),
-        maxOpenSpans,
-        lines: options.lines,
-      };
-      const worker = startWorker(setup);
-      workers[shard] = worker;
+      const worker = workers[shard]!;
+      worker.removeAllListeners('exit');
+      worker.ref();
       ended.push(
         new Promise<void>((resolve, reject) => {
           let done = false;
@@ -328,10 +382,7 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
     if (failure !== undefined) throw failure;
   } finally {
     progress?.stop();
-    for (const worker of workers.slice(1)) {
-      worker.removeAllListeners('exit');
-      void worker.terminate();
-    }
+    pool.stop();
   }
   sumInto(summary, local.summarizer.summary);
   for (const s of [local.counts(), ...shardStats.slice(1)]) {

@@ -300,6 +300,19 @@ describe('toolwatch score --jobs', () => {
     expect(r.code).toBe(0);
   });
 
+  it('an invalid policy with --jobs: exit 2 with every problem, the workers started early stopped', async () => {
+    const one = await score([file('per-line.jsonl'), '--policy', join(policies, 'invalid.yaml')]);
+    const many = await score([
+      file('per-line.jsonl'),
+      '--policy',
+      join(policies, 'invalid.yaml'),
+      '--jobs',
+      '3',
+    ]);
+    expect(one.code).toBe(2);
+    expect(many).toEqual(one);
+  });
+
   it('refuses a bad --jobs, and --jobs with --judges (one judge budget cannot be split)', async () => {
     for (const bad of ['0', '33', 'two', '1.5']) {
       const r = await score([file('per-line.jsonl'), '--policy', policy, '--jobs', bad]);

@@ -140,10 +140,21 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
     matchInput: values['match-input'] === true,
     judge: values.judges !== undefined,
   };
+  // With --jobs, the workers load the CLI and the policy while this thread does.
+  const workers =
+    jobs > 1
+      ? new (await import('../score-parallel.js')).ShardWorkers({
+          jobs,
+          sources,
+          ...(windowSize !== undefined ? { window: windowSize } : {}),
+          lines: format === 'json',
+        })
+      : undefined;
   let scoring: Scoring;
   try {
     scoring = await loadScoring(sources);
   } catch (err) {
+    workers?.stop();
     io.stderr(`${prefix}: ${err instanceof PolicyError ? err.message : (err as Error).message}\n`);
     return 2;
   }
@@ -154,6 +165,7 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
     try {
       baseline = await readBaseline(values.baseline, policy);
     } catch (err) {
+      workers?.stop();
       io.stderr(`${prefix}: ${(err as Error).message}\n`);
       return 2;
     }
@@ -177,6 +189,7 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
       ...(scoring.ruleTags ? { ruleTags: scoring.ruleTags } : {}),
     });
   } catch (err) {
+    workers?.stop();
     io.stderr(`${prefix}: ${(err as Error).message}\n`);
     return 2;
   }
@@ -189,6 +202,7 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
       jobs,
       scoring,
       sources,
+      ...(workers ? { workers } : {}),
       ...(windowSize !== undefined ? { window: windowSize } : {}),
       lines: format === 'json',
       onLines: (lines) => output.addLines!(lines),
