@@ -413,6 +413,44 @@ describe('scoreParallel', () => {
   });
 });
 
+describe('scoreParallel progress', () => {
+  it("on a terminal, the progress line counts every thread's runs as they are judged", async () => {
+    let stderr = '';
+    const io = {
+      stdout: () => {},
+      stderr: (t: string) => {
+        stderr += t;
+      },
+      stderrIsTTY: true,
+    };
+    const slow = () => new Promise<void>((resolve) => setImmediate(resolve));
+    const { stats } = await scoreParallel({
+      files: [file('per-line.jsonl')],
+      jobs: 3,
+      scoring: await loadScoring({ policy, matchInput: false, judge: false }),
+      sources: { policy, matchInput: false, judge: false },
+      lines: true,
+      onLines: slow,
+      onVerdict: slow,
+      progressIntervalMs: 1,
+      io,
+      log: new ProblemLog(io.stderr, 'toolwatch score'),
+    });
+    expect(stats.runs).toBe(300);
+    const frames = stderr.split('\r\x1b[K').filter(Boolean);
+    expect(frames.length).toBeGreaterThan(0);
+    const counts = frames.map((f) => {
+      expect(f).toMatch(/^\d+ runs scored, \d+ runs\/s, \d+\.\d( \/ \d+\.\d)? MB read$/);
+      return Number(f.split(' ')[0]);
+    });
+    for (let i = 1; i < counts.length; i++) expect(counts[i]!).toBeGreaterThanOrEqual(counts[i - 1]!);
+    // Runs judged by the workers are counted as their replies come, not only at the end: the
+    // main thread's own share is about 30 % of the 300 (19 of 64 buckets with 3 threads).
+    expect(Math.max(...counts)).toBeGreaterThan(150);
+    expect(stderr.endsWith('\r\x1b[K')).toBe(true);
+  });
+});
+
 describe('scoreParallel failures', () => {
   it("a worker that fails (here: its policy file is gone) fails the run with the worker's error", async () => {
     const io = { stdout: () => {}, stderr: () => {}, stdin: Readable.from([`${JSON.stringify(run(1))}\n`]) };
