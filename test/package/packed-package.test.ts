@@ -244,6 +244,10 @@ describe('the README, run against the installed tarball', () => {
         expect(out.status, out.stderr).toBe(0);
         // One run of the recorded trace, scored under the README policy's rule.
         expect(out.stdout).toMatch(/\brefunds\b/);
+        // The installed bin's worker threads (dist/cli/score-worker.js) give the same report.
+        const parallel = run('npx', ['--no-install', ...args, '--jobs', '2'], app);
+        expect(parallel.status, parallel.stderr).toBe(0);
+        expect(parallel.stdout).toBe(out.stdout);
       }
     }
   });
