@@ -295,39 +295,42 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
       usedBytes[shard] = used + length;
       return used;
     };
-    const claimBytes = (chunk: Buffer, start: number, end: number, file: string, line: number): boolean => {
-      const mask = shardsOfBytes(chunk, start, end, owners);
+    // A line taken for the threads in `mask` (0: not taken, the reader parses it): one record,
+    // its problems reported by the lowest of them; `fill` puts the line in a thread's item and
+    // returns its size.
+    const take = (
+      mask: number,
+      file: string,
+      line: number,
+      fill: (item: ShardItem, shard: number) => number,
+    ) => {
       if (mask === 0) return false;
       const at = ++records;
       stats.records++;
       const single = (mask & (mask - 1)) === 0;
       const reporter = 31 - Math.clz32(mask & -mask);
-      const length = end - start;
       for (let shard = reporter; shard < jobs; shard++) {
         if ((mask & (1 << shard)) === 0) continue;
         const item: ShardItem = { at, file, line, filter: !single, reporter: shard === reporter };
+        queue(shard, item, fill(item, shard));
+      }
+      return true;
+    };
+    const claimBytes = (chunk: Buffer, start: number, end: number, file: string, line: number): boolean =>
+      take(shardsOfBytes(chunk, start, end, owners), file, line, (item, shard) => {
+        // This thread's own lines are decoded now; a worker's are copied for it, undecoded.
         if (shard === 0) item.text = chunk.toString('utf8', start, end);
         else {
           item.offset = copy(shard, chunk, start, end);
-          item.length = length;
+          item.length = end - start;
         }
-        queue(shard, item, length);
-      }
-      return true;
-    };
-    const claim = (text: string, file: string, line: number): boolean => {
-      const mask = shardsOfLine(text, owners);
-      if (mask === 0) return false;
-      const at = ++records;
-      stats.records++;
-      const single = (mask & (mask - 1)) === 0;
-      const reporter = 31 - Math.clz32(mask & -mask);
-      for (let shard = reporter; shard < jobs; shard++) {
-        if ((mask & (1 << shard)) === 0) continue;
-        queue(shard, { at, file, line, text, filter: !single, reporter: shard === reporter }, text.length);
-      }
-      return true;
-    };
+        return end - start;
+      });
+    const claim = (text: string, file: string, line: number): boolean =>
+      take(shardsOfLine(text, owners), file, line, (item) => {
+        item.text = text;
+        return text.length;
+      });
     const limit = options.maxQueuedChars ?? MAX_QUEUED_CHARS;
     const full = () => unwritten > limit || queuedChars.some((n) => n > limit);
 

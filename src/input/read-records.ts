@@ -234,6 +234,13 @@ async function* readJson(
           },
     );
   };
+  const docTooLarge = (lines: readonly string[]) =>
+    report({
+      file,
+      line: lineNo - lines.length + 1,
+      message: `a single JSON document larger than ${maxDocument / MiB} MiB; write JSON Lines (one request per line) instead`,
+      records: 1,
+    });
   const noteBad = (line: number, message: string) => {
     if (bad) {
       bad.to = line;
@@ -272,12 +279,7 @@ async function* readJson(
       // Bytes, as the bound is stated (a character may take up to three).
       docSize += Buffer.byteLength(text) + 1;
       if (docSize > maxDocument) {
-        report({
-          file,
-          line: lineNo - doc.length + 1,
-          message: `a single JSON document larger than ${maxDocument / MiB} MiB; write JSON Lines (one request per line) instead`,
-          records: 1,
-        });
+        docTooLarge(doc);
         doc = undefined;
         return false;
       }
@@ -375,12 +377,7 @@ async function* readJson(
       carry = [];
       carryBytes = 0;
       if (doc) {
-        report({
-          file,
-          line: lineNo - doc.length + 1,
-          message: `a single JSON document larger than ${maxDocument / MiB} MiB; write JSON Lines (one request per line) instead`,
-          records: 1,
-        });
+        docTooLarge(doc);
         return;
       }
       noteBad(++lineNo, `line longer than ${maxDocument / MiB} MiB`);
@@ -410,12 +407,7 @@ async function* readJson(
     if (doc && docSize + carryBytes > maxDocument) {
       // A document's line that never ends is held only up to the document bound, as its
       // whole lines are.
-      report({
-        file,
-        line: lineNo - doc.length + 1,
-        message: `a single JSON document larger than ${maxDocument / MiB} MiB; write JSON Lines (one request per line) instead`,
-        records: 1,
-      });
+      docTooLarge(doc);
       return;
     }
     if (carryBytes > maxDocument && !doc) {
