@@ -297,7 +297,18 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
     };
     // A line taken for the threads in `mask` (0: not taken, the reader parses it): one record,
     // its problems reported by the lowest of them; `fill` puts the line in a thread's item and
-    // returns its size.
+    // returns its size. Taken lines wait, in input order, for the batch they were read with:
+    // they are numbered (the window counts records) in line order with the records the reader
+    // parsed between them, which it hands over only at the end of the batch (numbered as they
+    // were taken, a record parsed between two taken lines came after both: found by
+    // test/cli/score-jobs-hostile.test.ts).
+    let taken: Array<{
+      mask: number;
+      file: string;
+      line: number;
+      fill: (item: ShardItem, shard: number) => number;
+    }> = [];
+    let next = 0;
     const take = (
       mask: number,
       file: string,
@@ -305,18 +316,39 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
       fill: (item: ShardItem, shard: number) => number,
     ) => {
       if (mask === 0) return false;
-      const at = ++records;
       stats.records++;
-      const single = (mask & (mask - 1)) === 0;
-      const reporter = 31 - Math.clz32(mask & -mask);
-      for (let shard = reporter; shard < jobs; shard++) {
-        if ((mask & (1 << shard)) === 0) continue;
-        const item: ShardItem = { at, file, line, filter: !single, reporter: shard === reporter };
-        queue(shard, item, fill(item, shard));
-      }
+      taken.push({ mask, file, line, fill });
       return true;
     };
+    /** Numbers and hands on the lines taken before line `before`. */
+    const handOn = (before: number) => {
+      while (next < taken.length && taken[next]!.line < before) {
+        const { mask, file, line, fill } = taken[next++]!;
+        const at = ++records;
+        const single = (mask & (mask - 1)) === 0;
+        const reporter = 31 - Math.clz32(mask & -mask);
+        for (let shard = reporter; shard < jobs; shard++) {
+          if ((mask & (1 << shard)) === 0) continue;
+          const item: ShardItem = { at, file, line, filter: !single, reporter: shard === reporter };
+          queue(shard, item, fill(item, shard));
+        }
+      }
+      if (next === taken.length) {
+        taken = [];
+        next = 0;
+      }
+    };
+    // A file's first line offered is parsed by the reader, never taken: if it does not parse,
+    // the reader takes it for the start of a pretty-printed document, as one thread does (taken,
+    // it was reported apart, as "not JSON", and the lines after it were not held with it). A
+    // line refused as bytes is offered again as text: refused again.
+    let firstOffered = 0;
+    const refuseFirst = (line: number) => {
+      if (firstOffered === 0) firstOffered = line;
+      return line === firstOffered;
+    };
     const claimBytes = (chunk: Buffer, start: number, end: number, file: string, line: number): boolean =>
+      !refuseFirst(line) &&
       take(shardsOfBytes(chunk, start, end, owners), file, line, (item, shard) => {
         // This thread's own lines are decoded now; a worker's are copied for it, undecoded.
         if (shard === 0) item.text = chunk.toString('utf8', start, end);
@@ -327,6 +359,7 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
         return end - start;
       });
     const claim = (text: string, file: string, line: number): boolean =>
+      !refuseFirst(line) &&
       take(shardsOfLine(text, owners), file, line, (item) => {
         item.text = text;
         return text.length;
@@ -336,6 +369,7 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
 
     for (const file of options.files) {
       stats.files++;
+      firstOffered = 0;
       const batches = readInput(file, {
         onBytes: (n) => {
           stats.bytes += n;
@@ -351,7 +385,8 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
             continue;
           }
           // Records read here (documents, protobuf, lines the shard scan cannot read): their
-          // spans are decoded here and handed over by shard.
+          // spans are decoded here and handed over by shard, after the lines taken before them.
+          handOn(item.line);
           stats.records++;
           const at = ++records;
           const byShard = new Map<number, SpanLike[]>();
@@ -363,6 +398,7 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
           }
           for (const [shard, spans] of byShard) queue(shard, { at, file, line: item.line, spans }, 0);
         }
+        handOn(Number.POSITIVE_INFINITY);
         // The workers first, so they judge while this thread judges its share.
         flush();
         await judgeLocal();
@@ -374,6 +410,8 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
         }
         if (failure !== undefined) throw failure;
       }
+      // Lines taken after the file's last batch (its last line, read at its end).
+      handOn(Number.POSITIVE_INFINITY);
     }
     for (let shard = 1; shard < jobs; shard++) if (pending[shard]!.length > 0) send(shard);
     for (const worker of workers.slice(1)) worker.postMessage({ kind: 'end' } satisfies ToShard);
