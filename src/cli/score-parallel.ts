@@ -338,17 +338,14 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
         next = 0;
       }
     };
-    // A file's first line offered is parsed by the reader, never taken: if it does not parse,
-    // the reader takes it for the start of a pretty-printed document, as one thread does (taken,
-    // it was reported apart, as "not JSON", and the lines after it were not held with it). A
-    // line refused as bytes is offered again as text: refused again.
-    let firstOffered = 0;
-    const refuseFirst = (line: number) => {
-      if (firstOffered === 0) firstOffered = line;
-      return line === firstOffered;
-    };
+    // Nothing is taken from a file before the reader has parsed a record of it, so it judges
+    // the file's start as one thread does: a first line that does not parse begins a
+    // pretty-printed document (taken, it was reported apart as "not JSON"), and a file whose
+    // first 1,000 lines are unreadable is not OTLP/JSON (taken lines counted as read, so the
+    // rest of the file was judged).
+    let readerRecords = false;
     const claimBytes = (chunk: Buffer, start: number, end: number, file: string, line: number): boolean =>
-      !refuseFirst(line) &&
+      readerRecords &&
       take(shardsOfBytes(chunk, start, end, owners), file, line, (item, shard) => {
         // This thread's own lines are decoded now; a worker's are copied for it, undecoded.
         if (shard === 0) item.text = chunk.toString('utf8', start, end);
@@ -359,7 +356,7 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
         return end - start;
       });
     const claim = (text: string, file: string, line: number): boolean =>
-      !refuseFirst(line) &&
+      readerRecords &&
       take(shardsOfLine(text, owners), file, line, (item) => {
         item.text = text;
         return text.length;
@@ -369,7 +366,7 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
 
     for (const file of options.files) {
       stats.files++;
-      firstOffered = 0;
+      readerRecords = false;
       const batches = readInput(file, {
         onBytes: (n) => {
           stats.bytes += n;
@@ -387,6 +384,7 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
           // Records read here (documents, protobuf, lines the shard scan cannot read): their
           // spans are decoded here and handed over by shard, after the lines taken before them.
           handOn(item.line);
+          readerRecords = true;
           stats.records++;
           const at = ++records;
           const byShard = new Map<number, SpanLike[]>();
