@@ -59,7 +59,6 @@ export class ShardWorkers {
       const worker = startWorker({
         sources: options.sources,
         shard,
-        owners: this.owners,
         ...(options.window !== undefined ? { window: options.window } : {}),
         maxOpenSpans: this.maxOpenSpans,
         lines: options.lines,
@@ -139,8 +138,6 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
   // This thread's share: judged between reads, its verdicts written at once.
   const local = new ShardScorer({
     scoring: options.scoring,
-    shard: 0,
-    owners,
     ...(options.window !== undefined ? { window: options.window } : {}),
     maxOpenSpans,
     log,
@@ -295,15 +292,18 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
       usedBytes[shard] = used + length;
       return used;
     };
-    // A line taken for the threads in `mask` (0: not taken, the reader parses it): one record,
-    // its problems reported by the lowest of them; `fill` puts the line in a thread's item and
-    // returns its size. Taken lines wait, in input order, for the batch they were read with:
+    // A line taken for the one thread in `mask` (0, or several threads: not taken, the reader
+    // parses it): one record; `fill` puts the line in the thread's item and returns its size.
+    // A line that mixes traces of several threads is parsed here, once, and its spans handed
+    // over: handed to each thread whole, it was parsed by every one of them, which made the
+    // Collector's batches (thousands of traces a line) slower than one thread. Taken lines
+    // wait, in input order, for the batch they were read with:
     // they are numbered (the window counts records) in line order with the records the reader
     // parsed between them, which it hands over only at the end of the batch (numbered as they
     // were taken, a record parsed between two taken lines came after both: found by
     // test/cli/score-jobs-hostile.test.ts).
     let taken: Array<{
-      mask: number;
+      shard: number;
       file: string;
       line: number;
       fill: (item: ShardItem, shard: number) => number;
@@ -315,23 +315,17 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
       line: number,
       fill: (item: ShardItem, shard: number) => number,
     ) => {
-      if (mask === 0) return false;
+      if (mask === 0 || (mask & (mask - 1)) !== 0) return false;
       stats.records++;
-      taken.push({ mask, file, line, fill });
+      taken.push({ shard: 31 - Math.clz32(mask), file, line, fill });
       return true;
     };
     /** Numbers and hands on the lines taken before line `before`. */
     const handOn = (before: number) => {
       while (next < taken.length && taken[next]!.line < before) {
-        const { mask, file, line, fill } = taken[next++]!;
-        const at = ++records;
-        const single = (mask & (mask - 1)) === 0;
-        const reporter = 31 - Math.clz32(mask & -mask);
-        for (let shard = reporter; shard < jobs; shard++) {
-          if ((mask & (1 << shard)) === 0) continue;
-          const item: ShardItem = { at, file, line, filter: !single, reporter: shard === reporter };
-          queue(shard, item, fill(item, shard));
-        }
+        const { shard, file, line, fill } = taken[next++]!;
+        const item: ShardItem = { at: ++records, file, line };
+        queue(shard, item, fill(item, shard));
       }
       if (next === taken.length) {
         taken = [];

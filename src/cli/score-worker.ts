@@ -18,8 +18,6 @@ let verdicts: Array<[Verdict, string]> = [];
 let problems: Array<[string, string, string]> = [];
 const shard = new ShardScorer({
   scoring,
-  shard: setup.shard,
-  owners: setup.owners,
   ...(setup.window !== undefined ? { window: setup.window } : {}),
   ...(setup.maxOpenSpans !== undefined ? { maxOpenSpans: setup.maxOpenSpans } : {}),
   log: {

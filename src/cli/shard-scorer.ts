@@ -5,12 +5,10 @@ import { describeValue, isRequestShaped } from '../input/read-records.js';
 import type { Problem, SpanLike } from '../types.js';
 import type { Scoring } from './commands/score.js';
 import { emptyStats, type ProblemSink, type ScoreStreamOptions, TraceScorer } from './score-stream.js';
-import { type Owners, type ShardItem, type ShardStats, shardOf } from './trace-shards.js';
+import type { ShardItem, ShardStats } from './trace-shards.js';
 
 export interface ShardScorerOptions {
   scoring: Scoring;
-  shard: number;
-  owners: Owners;
   window?: number;
   maxOpenSpans?: number;
   onVerdict: ScoreStreamOptions['onVerdict'];
@@ -84,7 +82,7 @@ export class ShardScorer {
     return this.scorer.record(spans, item.file, item.line, item.at);
   }
 
-  /** A line's spans of this shard, or undefined when it cannot be read (reported by one thread). */
+  /** A line's spans (all of this shard's), or undefined when it cannot be read (reported). */
   private read(item: ShardItem, bytes: Buffer | undefined): SpanLike[] | undefined {
     const where = `${item.file}:${item.line}`;
     const text = item.text ?? bytes!.toString('utf8', item.offset!, item.offset! + item.length!);
@@ -92,28 +90,23 @@ export class ShardScorer {
     try {
       value = JSON.parse(text);
     } catch (err) {
-      this.unreadable(item, where, `not JSON: ${printable((err as Error).message)}`);
+      this.unreadable(where, `not JSON: ${printable((err as Error).message)}`);
       return undefined;
     }
     if (!isRequestShaped(value)) {
-      this.unreadable(item, where, `not an OTLP ExportTraceServiceRequest (${describeValue(value)})`);
+      this.unreadable(where, `not an OTLP ExportTraceServiceRequest (${describeValue(value)})`);
       return undefined;
     }
     const found: Problem[] = [];
-    let spans = spansFromOtlpJson(value, found);
-    if (found.length > 0 && item.reporter) {
+    const spans = spansFromOtlpJson(value, found);
+    if (found.length > 0) {
       this.stats.unreadable++;
       for (const p of found) this.options.log.report(p.code, where, p.message);
-    }
-    if (item.filter) {
-      const { owners, shard } = this.options;
-      spans = spans.filter((s) => shardOf(s.traceId, owners) === shard);
     }
     return spans;
   }
 
-  private unreadable(item: ShardItem, where: string, message: string): void {
-    if (!item.reporter) return;
+  private unreadable(where: string, message: string): void {
     this.stats.unreadable++;
     this.notRecords++;
     this.options.log.report('unreadable', where, message);

@@ -145,8 +145,8 @@ export const MAX_JOBS = 32;
 /** What a worker is started with. */
 export interface ShardSetup {
   sources: ScoringSources;
+  /** The worker's thread number (1…N−1). */
   shard: number;
-  owners: Owners;
   window?: number;
   maxOpenSpans?: number;
   /** JSON Lines output: the worker sends verdict lines, not verdicts. */
@@ -164,10 +164,6 @@ export interface ShardItem {
   offset?: number;
   length?: number;
   spans?: SpanLike[];
-  /** The line holds spans of other shards too: keep only this shard's. */
-  filter?: boolean;
-  /** This worker reports the line's problems (each line is reported by one worker). */
-  reporter?: boolean;
 }
 
 export type ToShard =
