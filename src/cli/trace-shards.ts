@@ -45,6 +45,11 @@ const KEY = '"traceId"';
 const KEY_AND_QUOTE = '"traceId":"';
 /** The decoder's other spelling of the key (`field(raw, 'traceId', 'trace_id')`). */
 const SNAKE_KEY = '"trace_id"';
+/**
+ * Its end, looked for first: a search for `"trace_id"` stops at every `"` of a JSON line
+ * (3.6 µs a 5 KB line), one for `_id"` rarely (1.1 µs); only a line with it is searched again.
+ */
+const SNAKE_TAIL = '_id"';
 /** A `\u00XX` escape, which JSON allows in keys too: `"trace\u0049d"` is `traceId`. */
 const ESCAPE = '\\u00';
 /** The letters of `traceId` and `trace_id`, as the two hex digits of their escapes. */
@@ -56,7 +61,7 @@ const KEY_LETTERS = new Set(['74', '72', '61', '63', '65', '49', '64', '5f', '69
  * none (found by test/cli/score-jobs-hostile.test.ts), so the line is decoded where it is read.
  */
 function hidesKey(text: string): boolean {
-  if (text.includes(SNAKE_KEY)) return true;
+  if (text.includes(SNAKE_TAIL) && text.includes(SNAKE_KEY)) return true;
   for (let at = text.indexOf(ESCAPE); at !== -1; at = text.indexOf(ESCAPE, at + ESCAPE.length)) {
     if (KEY_LETTERS.has(text.slice(at + 4, at + 6).toLowerCase())) return true;
   }
@@ -96,11 +101,12 @@ export function shardsOfLine(text: string, owners: Owners): number {
 
 const KEY_BYTES = Buffer.from(KEY);
 const SNAKE_KEY_BYTES = Buffer.from(SNAKE_KEY);
+const SNAKE_TAIL_BYTES = Buffer.from(SNAKE_TAIL);
 const ESCAPE_BYTES = Buffer.from(ESCAPE);
 
 /** `hidesKey` for a line's bytes. */
 function hidesKeyInBytes(line: Buffer): boolean {
-  if (line.includes(SNAKE_KEY_BYTES)) return true;
+  if (line.includes(SNAKE_TAIL_BYTES) && line.includes(SNAKE_KEY_BYTES)) return true;
   for (
     let at = line.indexOf(ESCAPE_BYTES);
     at !== -1;
