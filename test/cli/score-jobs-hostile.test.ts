@@ -1,8 +1,8 @@
 /**
  * An attack on `toolwatch score --jobs N` (2 December 2026): hostile inputs, layouts and
  * thread counts, each run with one thread and with N, which must write the same verdict lines
- * (in any order), problems, summary, gates and exit code. The helpers are copied from
- * `score-jobs.test.ts`.
+ * (in any order), problems, summary, gates and exit code. The helpers are
+ * `score-jobs-harness.ts`'s.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,28 +10,18 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.js';
 import { ownersFor, shardOf } from '../../src/cli/trace-shards.js';
 import { TraceBuilder } from '../helpers/trace-builder.js';
-
-const POLICY = `version: 1
-rules:
-  - name: refunds
-    match: { agent: "refund-*" }
-    scorers:
-      - kind: trajectory
-        expected_tools: [get_order_detail, check_refund_policy]
-        forbidden_tools: [submit_refund]
-        max_calls: 4
-        arg_constraints: { get_order_detail: { order_id: { equals: A1024 } } }
-        expected_order: [[get_order_detail, check_refund_policy]]
-        risk: high
-      - kind: tool_order
-        expected_tool_order: [get_order_detail, check_refund_policy]
-gates:
-  tool_selection_accuracy: { min: 0.5 }
-  forbidden_tool_calls: { max: 1000 }
-`;
+import {
+  comparable,
+  sameWithJobs as compareWithJobs,
+  lines,
+  POLICY,
+  request,
+  type Span,
+  score,
+  summary,
+} from './score-jobs-harness.js';
 
 const TOOLS = ['get_order_detail', 'check_refund_policy', 'submit_refund', 'lookup_customer', 'log_event'];
 
@@ -55,11 +45,6 @@ function hex(r: Random, digits: number): string {
   for (let i = 0; i < digits; i++) s += r.int(16).toString(16);
   return s;
 }
-
-type Span = Record<string, unknown>;
-const request = (spans: Span[]) => ({
-  resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ scope: { name: 'test' }, spans }] }],
-});
 
 /** A trace of an agent (refund or not, sometimes nested) calling random tools. */
 function randomTrace(r: Random, id: string): Span[] {
@@ -191,6 +176,8 @@ function randomCase(seed: number): Case {
 }
 
 let dir: string;
+const sameWithJobs = (args: string[], jobs: number[], stdin?: () => Readable) =>
+  compareWithJobs(args, jobs, dir, stdin);
 let policy: string;
 const file = (name: string) => join(dir, name);
 
@@ -203,49 +190,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
-
-async function score(args: string[], stdin?: () => Readable) {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(['score', ...args], {
-    stdout: (t) => {
-      stdout += t;
-    },
-    stderr: (t) => {
-      stderr += t;
-    },
-    ...(stdin ? { stdin: stdin() } : {}),
-  });
-  return { code, stdout, stderr };
-}
-
-const lines = (text: string) =>
-  text
-    .split('\n')
-    .filter((l) => l !== '')
-    .sort();
-
-type Result = Awaited<ReturnType<typeof score>>;
-
-/** What must agree between one thread and N (past 20 problems of a kind, only their count). */
-function comparable(r: Result) {
-  const shown = r.stderr.includes('problems not shown')
-    ? lines(r.stderr).filter((l) => !l.startsWith(`toolwatch score: ${dir}`))
-    : lines(r.stderr);
-  return { code: r.code, stdout: lines(r.stdout), stderr: shown, stderrLines: lines(r.stderr).length };
-}
-
-/** Scores `args` with one thread and with each of `jobs`; returns the single thread's result. */
-async function sameWithJobs(args: string[], jobs: number[], stdin?: () => Readable) {
-  const one = await score(args, stdin);
-  for (const n of jobs) {
-    const many = await score([...args, '--jobs', String(n)], stdin);
-    expect({ jobs: n, ...comparable(many) }).toEqual({ jobs: n, ...comparable(one) });
-  }
-  return one;
-}
-
-const summary = (stderr: string) => stderr.split('\n').find((l) => l.includes(' runs scored, '));
 
 /** Two trace ids, the first owned by worker 1 and the second by the main thread, for 2 threads. */
 function idsOnTwoThreads(): [string, string] {
@@ -374,11 +318,11 @@ describe('score --jobs, attacked: one thread = N threads', () => {
       const args = [name, '--policy', policy, '--window', String(c.window), ...(c.gate ? ['--gate'] : [])];
       const one = await score(args);
       const many = await score([...args, '--jobs', String(c.jobs)]);
-      expect({ seed, jobs: c.jobs, what: c.what, ...comparable(many) }).toEqual({
+      expect({ seed, jobs: c.jobs, what: c.what, ...comparable(many, dir) }).toEqual({
         seed,
         jobs: c.jobs,
         what: c.what,
-        ...comparable(one),
+        ...comparable(one, dir),
       });
     }
     // Every shape was drawn at least once.

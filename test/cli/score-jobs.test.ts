@@ -19,30 +19,20 @@ import { ProblemLog } from '../../src/cli/problem-log.js';
 import { scoreParallel } from '../../src/cli/score-parallel.js';
 import { ownersFor, shardOf, shardsOfBytes, shardsOfLine } from '../../src/cli/trace-shards.js';
 import { TraceBuilder } from '../helpers/trace-builder.js';
+import {
+  sameWithJobs as compareWithJobs,
+  lines,
+  POLICY,
+  request,
+  type Span,
+  score,
+  summary,
+} from './score-jobs-harness.js';
 
 const policies = fileURLToPath(new URL('../fixtures/policies/', import.meta.url));
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const tsx = join(root, 'node_modules/.bin/tsx');
 const cliMain = join(root, 'src/cli/main.ts');
-const POLICY = `version: 1
-rules:
-  - name: refunds
-    match: { agent: "refund-*" }
-    scorers:
-      - kind: trajectory
-        expected_tools: [get_order_detail, check_refund_policy]
-        forbidden_tools: [submit_refund]
-        max_calls: 4
-        arg_constraints: { get_order_detail: { order_id: { equals: A1024 } } }
-        expected_order: [[get_order_detail, check_refund_policy]]
-        risk: high
-      - kind: tool_order
-        expected_tool_order: [get_order_detail, check_refund_policy]
-gates:
-  tool_selection_accuracy: { min: 0.5 }
-  forbidden_tool_calls: { max: 1000 }
-`;
-
 /** Trace ids spread over every shard (consecutive ids would do too; these look like real ones). */
 function traceId(i: number): string {
   return (Math.imul(i + 1, 2654435761) >>> 0).toString(16).padStart(32, '0');
@@ -63,11 +53,6 @@ function run(i: number) {
   });
   return t.toOtlp();
 }
-
-type Span = Record<string, unknown>;
-const request = (spans: Span[]) => ({
-  resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ scope: { name: 'test' }, spans }] }],
-});
 
 /**
  * The Collector file exporter's shape: each line a batch of spans from several traces, each
@@ -102,6 +87,9 @@ function batches(traces: number, perLine: number, from = 0): string[] {
 }
 
 let dir: string;
+/** The differential of the harness, with two and three threads by default. */
+const sameWithJobs = (args: string[], jobs: number[] = [2, 3], stdin?: () => Readable) =>
+  compareWithJobs(args, jobs, dir, stdin);
 let policy: string;
 const file = (name: string) => join(dir, name);
 
@@ -142,47 +130,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
-
-async function score(args: string[], stdin?: () => Readable) {
-  let stdout = '';
-  let stderr = '';
-  const code = await main(['score', ...args], {
-    stdout: (t) => {
-      stdout += t;
-    },
-    stderr: (t) => {
-      stderr += t;
-    },
-    ...(stdin ? { stdin: stdin() } : {}),
-  });
-  return { code, stdout, stderr };
-}
-
-const lines = (text: string) =>
-  text
-    .split('\n')
-    .filter((l) => l !== '')
-    .sort();
-
-/** Scores `args` with one thread and with `jobs` workers; returns the single thread's result. */
-async function sameWithJobs(args: string[], jobs: number[] = [2, 3], stdin?: () => Readable) {
-  const one = await score(args, stdin);
-  for (const n of jobs) {
-    const many = await score([...args, '--jobs', String(n)], stdin);
-    expect({ jobs: n, code: many.code }).toEqual({ jobs: n, code: one.code });
-    expect(lines(many.stdout)).toEqual(lines(one.stdout));
-    if (one.stderr.includes('problems not shown')) {
-      // Past 20 problems of a kind the rest are counted, not shown: which 20 are shown follows
-      // the order they are found in. The counts, summary and gates must still agree.
-      const unlocated = (text: string) => lines(text).filter((l) => !l.startsWith(`toolwatch score: ${dir}`));
-      expect(unlocated(many.stderr)).toEqual(unlocated(one.stderr));
-      expect(lines(many.stderr)).toHaveLength(lines(one.stderr).length);
-    } else expect(lines(many.stderr)).toEqual(lines(one.stderr));
-  }
-  return one;
-}
-
-const summary = (stderr: string) => stderr.split('\n').find((l) => l.includes(' runs scored, '));
 
 describe('toolwatch score --jobs', () => {
   it('a run per line: the same verdicts, summary and gates as one thread', async () => {
