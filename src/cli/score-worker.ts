@@ -62,7 +62,7 @@ async function handle(message: ToShard): Promise<void> {
   }
   const judged = shard.advance(message.upTo);
   if (judged) await judged;
-  port.postMessage({ kind: 'progress', done: message.items.length, ...take() } satisfies FromShard);
+  port.postMessage({ kind: 'progress', ...take() } satisfies FromShard);
 }
 
 /** What was written and counted since the last message, and the counts so far. */

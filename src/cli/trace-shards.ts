@@ -190,9 +190,8 @@ export interface ShardStats {
 
 export type FromShard =
   | {
+      /** The reply to one `records` message (the main thread counts its queue by them). */
       kind: 'progress';
-      /** Records taken off the queue. */
-      done: number;
       lines: string;
       verdicts: Array<[Verdict, string]>;
       problems: Array<[string, string, string]>;
