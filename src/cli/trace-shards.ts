@@ -43,6 +43,14 @@ function hashOf(text: string): number {
 
 const KEY = '"traceId"';
 const KEY_AND_QUOTE = '"traceId":"';
+/**
+ * What the scan searches for: the end of every `"traceId"`, whose first character is rare in
+ * OTLP/JSON. A search for `"traceId"` itself stops at every `"` of the line (all 9 of a
+ * line's keys: 2.8 µs a 5 KB line, `ceId"` 0.6 µs).
+ */
+const KEY_TAIL = 'ceId"';
+/** Where `"traceId"` starts, from where its `KEY_TAIL` does. */
+const TAIL_AT = KEY.length - KEY_TAIL.length;
 /** The decoder's other spelling of the key (`field(raw, 'traceId', 'trace_id')`). */
 const SNAKE_KEY = '"trace_id"';
 /**
@@ -77,12 +85,17 @@ function hidesKey(text: string): boolean {
  * shards are included, which costs a parse where nothing is kept, never a lost span.
  */
 export function shardsOfLine(text: string, owners: Owners): number {
-  let at = text.indexOf(KEY);
-  if (at === -1) return 0;
   // A line's spans mostly share one trace: an id equal to the last one read costs a compare.
   let last = '';
   let mask = 0;
-  while (at !== -1) {
+  let found = false;
+  for (let tail = text.indexOf(KEY_TAIL); tail !== -1; ) {
+    const at = tail - TAIL_AT;
+    if (at < 0 || !text.startsWith(KEY, at)) {
+      tail = text.indexOf(KEY_TAIL, tail + KEY_TAIL.length);
+      continue;
+    }
+    found = true;
     if (!text.startsWith(KEY_AND_QUOTE, at)) return 0;
     const from = at + KEY_AND_QUOTE.length;
     if (text.charCodeAt(from + 32) !== 0x22 /* " */) return 0;
@@ -94,12 +107,14 @@ export function shardsOfLine(text: string, owners: Owners): number {
       last = text.slice(from, from + 32);
       mask |= 1 << shardOf(last, owners);
     }
-    at = text.indexOf(KEY, from + 33);
+    tail = text.indexOf(KEY_TAIL, from + 33);
   }
+  if (!found) return 0;
   return hidesKey(text) ? 0 : mask;
 }
 
 const KEY_BYTES = Buffer.from(KEY);
+const KEY_TAIL_BYTES = Buffer.from(KEY_TAIL);
 const SNAKE_KEY_BYTES = Buffer.from(SNAKE_KEY);
 const SNAKE_TAIL_BYTES = Buffer.from(SNAKE_TAIL);
 const ESCAPE_BYTES = Buffer.from(ESCAPE);
@@ -120,15 +135,27 @@ function hidesKeyInBytes(line: Buffer): boolean {
 /** `shardsOfLine` for a line still in its read chunk, `chunk[start, end)`, without decoding it. */
 export function shardsOfBytes(chunk: Buffer, start: number, end: number, owners: Owners): number {
   const line = chunk.subarray(start, end);
-  let at = line.indexOf(KEY_BYTES);
-  if (at === -1) return 0;
   let last = -1;
   let mask = 0;
-  while (at !== -1) {
+  let found = false;
+  for (let tail = line.indexOf(KEY_TAIL_BYTES); tail !== -1; ) {
+    const at = tail - TAIL_AT;
+    // `"tra` before it, read byte by byte (a compare is a call into C++).
+    if (
+      at < 0 ||
+      line[at] !== 0x22 ||
+      line[at + 1] !== 0x74 ||
+      line[at + 2] !== 0x72 ||
+      line[at + 3] !== 0x61
+    ) {
+      tail = line.indexOf(KEY_TAIL_BYTES, tail + KEY_TAIL.length);
+      continue;
+    }
+    found = true;
     const from = at + KEY_AND_QUOTE.length;
     if (line[at + KEY.length] !== 0x3a /* : */ || line[from - 1] !== 0x22 || line[from + 32] !== 0x22)
       return 0;
-    if (last === -1 || line.compare(line, last, last + 32, from, from + 32) !== 0) {
+    if (last === -1 || !sameId(line, last, from)) {
       let low = 0;
       for (let i = from; i < from + 32; i++) {
         const c = line[i]!;
@@ -140,9 +167,16 @@ export function shardsOfBytes(chunk: Buffer, start: number, end: number, owners:
       last = from;
       mask |= 1 << owners[low % BUCKETS]!;
     }
-    at = line.indexOf(KEY_BYTES, from + 33);
+    tail = line.indexOf(KEY_TAIL_BYTES, from + 33);
   }
+  if (!found) return 0;
   return hidesKeyInBytes(line) ? 0 : mask;
+}
+
+/** Whether the 32-digit ids at `a` and `b` are the same (in JS: a compare is a call into C++). */
+function sameId(line: Buffer, a: number, b: number): boolean {
+  for (let i = 0; i < 32; i++) if (line[a + i] !== line[b + i]) return false;
+  return true;
 }
 
 /** Most workers a score run starts: the shard mask is a 32-bit integer. */

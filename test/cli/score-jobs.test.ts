@@ -463,4 +463,24 @@ describe('trace shards', () => {
     // Escaped inside a string value: not a key, not counted.
     expect(both(`{"traceId":"${id}","v":"{\\"traceId\\":\\"zz\\"}"}`)).toBe(1 << shardOf(id, owners));
   });
+
+  it('keys that end like traceId ("sourceId", "priceId") are neither read as trace ids nor hide the ones that are', () => {
+    const owners = ownersFor(32);
+    const [id, other] = [traceId(1), traceId(2)];
+    expect(shardOf(id, owners)).not.toBe(shardOf(other, owners));
+    const both = (text: string) => {
+      const bytes = Buffer.from(`ceId"${text}`);
+      const fromBytes = shardsOfBytes(bytes, 5, bytes.length, owners);
+      expect(fromBytes).toBe(shardsOfLine(text, owners));
+      expect(shardsOfBytes(bytes, 0, bytes.length, owners)).toBe(fromBytes);
+      return fromBytes;
+    };
+    expect(both(`{"priceId":"${other}","traceId":"${id}","sourceId":"${other}"}`)).toBe(
+      1 << shardOf(id, owners),
+    );
+    expect(both(`{"sourceId":"${id}"}`)).toBe(0);
+    expect(both(`{"traceId":"${id}","s":[{"traceId":"${other}"}]}`)).toBe(
+      (1 << shardOf(id, owners)) | (1 << shardOf(other, owners)),
+    );
+  });
 });
