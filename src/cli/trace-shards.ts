@@ -113,7 +113,6 @@ export function shardsOfLine(text: string, owners: Owners): number {
   return hidesKey(text) ? 0 : mask;
 }
 
-const KEY_BYTES = Buffer.from(KEY);
 const KEY_TAIL_BYTES = Buffer.from(KEY_TAIL);
 const SNAKE_KEY_BYTES = Buffer.from(SNAKE_KEY);
 const SNAKE_TAIL_BYTES = Buffer.from(SNAKE_TAIL);
