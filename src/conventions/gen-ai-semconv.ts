@@ -143,17 +143,25 @@ export const genAiAgent = guarded(
   undefined,
 );
 
-function readAgent(span: SpanLike): AgentFacts | undefined {
+/** The agent's name as `readAgent` gives it, read alone: rule matching needs only this, never the messages. */
+function readAgentName(span: SpanLike): string {
   const a = span.attributes;
-  const fromName = span.name.startsWith(AGENT_PREFIX + ' ')
-    ? span.name.slice(AGENT_PREFIX.length + 1)
-    : undefined;
-  const name =
+  return (
     readString(a[ATTR_GEN_AI_AGENT_NAME]) ??
     readString(a[ATTR_PYDANTIC_AI_V2_AGENT_NAME]) ??
-    fromName ??
-    span.name;
-  const facts: AgentFacts = { convention: CONVENTION, name };
+    (span.name.startsWith(AGENT_PREFIX + ' ') ? span.name.slice(AGENT_PREFIX.length + 1) : undefined) ??
+    span.name
+  );
+}
+
+export const genAiAgentName = guarded(
+  (span: SpanLike): string | undefined => (genAiRoleOf(span) === 'agent' ? readAgentName(span) : undefined),
+  undefined,
+);
+
+function readAgent(span: SpanLike): AgentFacts | undefined {
+  const a = span.attributes;
+  const facts: AgentFacts = { convention: CONVENTION, name: readAgentName(span) };
   const id = readString(a[ATTR_GEN_AI_AGENT_ID]);
   if (id) facts.agentId = id;
   const input = a[ATTR_GEN_AI_INPUT_MESSAGES];
@@ -335,6 +343,7 @@ export const genAiSemconv: ConventionAdapter = {
   role: genAiRole,
   tool: genAiTool,
   agent: genAiAgent,
+  agentName: genAiAgentName,
   llm: genAiLlm,
   llmOutput: genAiLlmOutput,
   llmInput: genAiLlmInput,

@@ -88,14 +88,28 @@ export const mastraLegacyAgent = guarded(
   undefined,
 );
 
+/** The agent's name as `readAgent` gives it, read alone: rule matching needs only this, never the messages. */
+function readAgentName(span: SpanLike): string {
+  const a = span.attributes;
+  return (
+    readString(a[ATTR_GEN_AI_AGENT_NAME]) ??
+    readString(a[ATTR_GEN_AI_AGENT_ID]) ??
+    readString(a['agent.id']) ??
+    (span.name.startsWith(AGENT_PREFIX) ? span.name.slice(AGENT_PREFIX.length) : undefined) ??
+    span.name
+  );
+}
+
+export const mastraLegacyAgentName = guarded(
+  (span: SpanLike): string | undefined =>
+    mastraLegacyRoleOf(span) === 'agent' ? readAgentName(span) : undefined,
+  undefined,
+);
+
 function readAgent(span: SpanLike): AgentFacts | undefined {
   const a = span.attributes;
   const id = readString(a[ATTR_GEN_AI_AGENT_ID]) ?? readString(a['agent.id']);
-  const fromName = span.name.startsWith(AGENT_PREFIX) ? span.name.slice(AGENT_PREFIX.length) : undefined;
-  const facts: AgentFacts = {
-    convention: CONVENTION,
-    name: readString(a[ATTR_GEN_AI_AGENT_NAME]) ?? id ?? fromName ?? span.name,
-  };
+  const facts: AgentFacts = { convention: CONVENTION, name: readAgentName(span) };
   if (id) facts.agentId = id;
   const input = a[ATTR_MASTRA_SPAN_INPUT];
   const output = a[ATTR_MASTRA_SPAN_OUTPUT];
@@ -139,6 +153,7 @@ export const mastraLegacy: ConventionAdapter = {
   role: mastraLegacyRole,
   tool: mastraLegacyTool,
   agent: mastraLegacyAgent,
+  agentName: mastraLegacyAgentName,
   llm: mastraLegacyLlm,
   llmOutput: mastraLegacyLlm,
   // No input side: these conventions record no message history on LLM spans.

@@ -129,17 +129,27 @@ export const openInferenceAgent = guarded(
   undefined,
 );
 
+/** The agent's name as `readAgent` gives it, read alone: rule matching needs only this, never the messages. */
+function readAgentName(span: SpanLike): string {
+  const a = span.attributes;
+  return (
+    readString(a[ATTR_OI_AGENT_NAME]) ??
+    readString(a[ATTR_OI_GRAPH_NODE_NAME]) ??
+    readString(a['ai.telemetry.functionId']) ??
+    span.name
+  );
+}
+
+export const openInferenceAgentName = guarded(
+  (span: SpanLike): string | undefined =>
+    openInferenceRoleOf(span) === 'agent' ? readAgentName(span) : undefined,
+  undefined,
+);
+
 function readAgent(span: SpanLike): AgentFacts | undefined {
   const a = span.attributes;
   const nodeId = readString(a[ATTR_OI_GRAPH_NODE_ID]);
-  const facts: AgentFacts = {
-    convention: CONVENTION,
-    name:
-      readString(a[ATTR_OI_AGENT_NAME]) ??
-      readString(a[ATTR_OI_GRAPH_NODE_NAME]) ??
-      readString(a['ai.telemetry.functionId']) ??
-      span.name,
-  };
+  const facts: AgentFacts = { convention: CONVENTION, name: readAgentName(span) };
   const agentId = readString(a[ATTR_AGNO_AGENT_ID]) ?? readString(a[ATTR_AGNO_TEAM_ID]);
   if (agentId) facts.agentId = agentId;
   if (nodeId) facts.nodeId = nodeId;
@@ -419,6 +429,7 @@ export const openInference: ConventionAdapter = {
   role: openInferenceRole,
   tool: openInferenceTool,
   agent: openInferenceAgent,
+  agentName: openInferenceAgentName,
   llm: openInferenceLlm,
   llmOutput: openInferenceLlmOutput,
   llmInput: openInferenceLlmInput,

@@ -89,15 +89,25 @@ export const traceloopAgent = guarded(
   undefined,
 );
 
+/** The agent's name as `readAgent` gives it, read alone: rule matching needs only this, never the messages. */
+function readAgentName(span: SpanLike): string {
+  const a = span.attributes;
+  return (
+    readString(a[ATTR_TRACELOOP_ENTITY_NAME]) ??
+    readString(a[ATTR_GEN_AI_AGENT_NAME]) ??
+    stripSuffix(span.name, '.agent')
+  );
+}
+
+export const traceloopAgentName = guarded(
+  (span: SpanLike): string | undefined =>
+    traceloopRoleOf(span) === 'agent' ? readAgentName(span) : undefined,
+  undefined,
+);
+
 function readAgent(span: SpanLike): AgentFacts | undefined {
   const a = span.attributes;
-  const facts: AgentFacts = {
-    convention: CONVENTION,
-    name:
-      readString(a[ATTR_TRACELOOP_ENTITY_NAME]) ??
-      readString(a[ATTR_GEN_AI_AGENT_NAME]) ??
-      stripSuffix(span.name, '.agent'),
-  };
+  const facts: AgentFacts = { convention: CONVENTION, name: readAgentName(span) };
   const input = a[ATTR_TRACELOOP_ENTITY_INPUT];
   const output = a[ATTR_TRACELOOP_ENTITY_OUTPUT];
   if (input !== undefined) facts.input = readMaybeJson(input);
@@ -148,6 +158,7 @@ export const traceloop: ConventionAdapter = {
   role: traceloopRole,
   tool: traceloopTool,
   agent: traceloopAgent,
+  agentName: traceloopAgentName,
   llm: traceloopLlm,
   llmOutput: traceloopLlm,
   // No input side: these conventions record no message history on LLM spans.

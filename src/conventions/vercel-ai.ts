@@ -99,12 +99,21 @@ export const vercelAiAgent = guarded(
   undefined,
 );
 
+/** The agent's name as `readAgent` gives it, read alone: rule matching needs only this, never the messages. */
+function readAgentName(span: SpanLike): string {
+  const a = span.attributes;
+  return readString(a[ATTR_AI_TELEMETRY_FUNCTION_ID]) ?? readString(a['resource.name']) ?? span.name;
+}
+
+export const vercelAiAgentName = guarded(
+  (span: SpanLike): string | undefined =>
+    vercelAiRoleOf(span) === 'agent' ? readAgentName(span) : undefined,
+  undefined,
+);
+
 function readAgent(span: SpanLike): AgentFacts | undefined {
   const a = span.attributes;
-  const facts: AgentFacts = {
-    convention: CONVENTION,
-    name: readString(a[ATTR_AI_TELEMETRY_FUNCTION_ID]) ?? readString(a['resource.name']) ?? span.name,
-  };
+  const facts: AgentFacts = { convention: CONVENTION, name: readAgentName(span) };
   const prompt = a[ATTR_AI_PROMPT];
   if (prompt !== undefined) facts.input = readMaybeJson(prompt);
   const text = a[ATTR_AI_RESPONSE_TEXT];
@@ -216,6 +225,7 @@ export const vercelAi: ConventionAdapter = {
   role: vercelAiRole,
   tool: vercelAiTool,
   agent: vercelAiAgent,
+  agentName: vercelAiAgentName,
   llm: vercelAiLlm,
   llmOutput: vercelAiLlmOutput,
   llmInput: vercelAiLlmInput,

@@ -137,9 +137,8 @@ function collect(
  */
 export function spanIdentity(span: ReadableSpan, nested: boolean, withResource: boolean): RunIdentity {
   const like = fromReadableSpan(span);
-  const facts = classifySpan(like).adapter?.agent(like);
   return {
-    agent: facts?.name ?? agentNameOf(span.name, span.attributes),
+    agent: classifySpan(like).adapter?.agentName(like) ?? agentNameOf(span.name, span.attributes),
     attributes: withResource ? mergeAttributes(span.resource?.attributes, span.attributes) : span.attributes,
     nested,
   };

@@ -68,6 +68,62 @@ describe('claimed readers', () => {
     );
   });
 
+  it('agentName reads the name agent() reads, for every recorded span and every adapter, and nothing else', () => {
+    const named = new Set<string>();
+    for (const span of spans) {
+      for (const adapter of CONVENTION_ADAPTERS) {
+        const name = adapter.agentName(span);
+        expect(name, `${adapter.name} ${span.name}`).toBe(adapter.agent(span)?.name);
+        if (name !== undefined) named.add(adapter.name);
+      }
+    }
+    expect([...named].sort()).toEqual(['ai_sdk', 'gen_ai', 'mastra', 'openinference']);
+    // Fallbacks of each adapter, beyond what the recordings use: ids, prefixes, the bare span name.
+    const span = (name: string, attributes: SpanLike['attributes']): SpanLike => ({
+      traceId: 't',
+      spanId: 's',
+      name,
+      kind: 0,
+      startTime: 1,
+      status: { code: 0 },
+      attributes,
+      events: [],
+    });
+    const variants = [
+      span('invoke_agent', { 'gen_ai.operation.name': 'invoke_agent' }),
+      span('invoke_agent helper', { 'gen_ai.operation.name': 'invoke_agent' }),
+      span('agent run', { 'gen_ai.operation.name': 'invoke_agent', agent_name: 'pydantic' }),
+      span('agent.stream', { 'gen_ai.operation.name': 'agent.run', 'agent.id': 'legacy-id' }),
+      span('agent.researcher', { 'gen_ai.operation.name': 'agent.run' }),
+      span('run', { 'gen_ai.operation.name': 'agent.run' }),
+      span('ai.streamText', { 'ai.operationId': 'ai.streamText', 'resource.name': 'res' }),
+      span('team.run', { 'openinference.span.kind': 'AGENT', 'graph.node.name': 'node' }),
+      span('researcher.agent', { 'traceloop.span.kind': 'agent' }),
+      span('researcher.agent', { 'traceloop.span.kind': 'agent', 'traceloop.entity.name': 'entity' }),
+      span('x', { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 7 }),
+    ];
+    const claimedBy = new Set<string>();
+    for (const variant of variants) {
+      for (const adapter of CONVENTION_ADAPTERS) {
+        const name = adapter.agentName(variant);
+        expect(name, `${adapter.name} ${variant.name}`).toBe(adapter.agent(variant)?.name);
+        if (name !== undefined) claimedBy.add(adapter.name);
+      }
+    }
+    expect(claimedBy.size).toBe(CONVENTION_ADAPTERS.length);
+    // A span whose attributes throw when read: both readers give nothing, neither throws.
+    const hostile = span('invoke_agent x', {});
+    Object.defineProperty(hostile, 'attributes', {
+      get() {
+        throw new Error('hostile');
+      },
+    });
+    for (const adapter of CONVENTION_ADAPTERS) {
+      expect(adapter.agentName(hostile)).toBeUndefined();
+      expect(adapter.agent(hostile)).toBeUndefined();
+    }
+  });
+
   it('are not asked for a role the adapter did not give: the public readers refuse such spans', () => {
     const genAi = CONVENTION_ADAPTERS[0]!;
     const chat: SpanLike = {

@@ -665,6 +665,34 @@ describe('ToolwatchSpanProcessor', () => {
       expect(evaluationEvents(exported)[0]!.time).toEqual(exported.endTime);
       await p.provider.shutdown();
     });
+    it("reads only the agent's name out of the sample: its messages are never parsed", async () => {
+      // Rule matching (for live checks and for the record) needs the name alone; reading the
+      // whole agent span parsed its input messages twice per run that is never judged.
+      const verdicts: Verdict[] = [];
+      const misuses: MisuseEvent[] = [];
+      const policy = policyOf(
+        [{ name: 'r', match: { agent: 'alpha' }, scorers: [trajectory({ forbiddenTools: ['refund'] })] }],
+        { sampling: { ratio: 0 } },
+      );
+      const p = pipeline({ policy, onVerdict: (v) => verdicts.push(v), onMisuse: (m) => misuses.push(m) });
+      const marker = 'never-parsed-out-of-the-sample';
+      const messages = JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: marker }] }]);
+      const parse = vi.spyOn(JSON, 'parse');
+      try {
+        const agent = startAgent(p.tracer, 'alpha', undefined, { 'gen_ai.input.messages': messages });
+        startTool(p.tracer, 'refund', agent).end();
+        agent.end();
+        expect(parse.mock.calls.filter(([text]) => String(text).includes(marker))).toHaveLength(0);
+      } finally {
+        parse.mockRestore();
+      }
+      expect(misuses.map((m) => [m.kind, m.agent, m.rule])).toEqual([['forbidden', 'alpha', 'r']]);
+      expect(verdicts.map((v) => [v.agent, v.results.map((r) => r.reason)])).toEqual([
+        ['alpha', ['sampled_out']],
+      ]);
+      await p.provider.shutdown();
+    });
+
     it('releases an out-of-sample trace whatever its spans became, and ignores spans refused at their start', async () => {
       const verdicts: Verdict[] = [];
       const policy = policyOf(
