@@ -671,7 +671,13 @@ describe('ToolwatchSpanProcessor', () => {
       const verdicts: Verdict[] = [];
       const misuses: MisuseEvent[] = [];
       const policy = policyOf(
-        [{ name: 'r', match: { agent: 'alpha' }, scorers: [trajectory({ forbiddenTools: ['refund'] })] }],
+        [
+          {
+            name: 'r',
+            match: { agent: 'alpha', rootOnly: true },
+            scorers: [trajectory({ forbiddenTools: ['refund'] })],
+          },
+        ],
         { sampling: { ratio: 0 } },
       );
       const p = pipeline({ policy, onVerdict: (v) => verdicts.push(v), onMisuse: (m) => misuses.push(m) });
