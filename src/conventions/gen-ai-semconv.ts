@@ -28,7 +28,13 @@ import {
   MASTRA_OPERATION_CLIENT_TOOL_CALL,
 } from '../semconv.js';
 import type { SpanLike } from '../types.js';
-import { historyOf, readToolDefinitions, responseText, scanGenAiMessages } from './gen-ai-messages.js';
+import {
+  historyOf,
+  readToolDefinitions,
+  responseText,
+  scanGenAiConversation,
+  scanGenAiMessages,
+} from './gen-ai-messages.js';
 import { guarded } from './guarded.js';
 import { inputSize, mergeLlmFacts, NO_INPUT } from './merge-llm-facts.js';
 import { callWithArgs, isRecord, readJsonStructure, readMaybeJson, readString } from './read-values.js';
@@ -174,7 +180,7 @@ function readAgent(span: SpanLike): AgentFacts | undefined {
   const history: NonNullable<AgentFacts['history']> = [];
   // The agent span's input is what the caller supplied (AI SDK 7 root input): every tool part is history.
   if (input !== undefined) {
-    for (const call of scanGenAiMessages(input).calls) history.push(historyOf(call, 'agent_input'));
+    for (const call of scanGenAiConversation(input).calls) history.push(historyOf(call, 'agent_input'));
   }
   const index = Number(a[ATTR_PYDANTIC_AI_NEW_MESSAGE_INDEX]);
   const all = a[ATTR_PYDANTIC_AI_ALL_MESSAGES];
@@ -279,7 +285,7 @@ function readLlmInput(span: SpanLike): LlmInputFacts {
   const messages = a[ATTR_GEN_AI_INPUT_MESSAGES];
   // No input recorded (most instrumentations by default): nothing to scan, nothing to allocate.
   if (messages === undefined) return NO_INPUT;
-  const input = scanGenAiMessages(messages);
+  const input = scanGenAiConversation(messages);
   return { inputCalls: input.calls, refusals: input.responses };
 }
 
