@@ -30,6 +30,7 @@ import { fromReadableSpan } from '../src/conventions/from-readable-span.js';
 import { verdictAttributes } from '../src/emission/attributes.js';
 import { addEvaluationEvents } from '../src/emission/events.js';
 import { evaluateRunSync } from '../src/evaluation/evaluate-run.js';
+import { isSampled } from '../src/evaluation/sampling.js';
 import { definePolicy } from '../src/policy/define-policy.js';
 import {
   ToolwatchSpanProcessor,
@@ -170,6 +171,81 @@ function agentRun(tracer: Tracer, endRoot = true): void {
     }
   }
   if (endRoot) agent.end();
+}
+
+/**
+ * The conversation each LLM span of a run with messages carries (GenAI semconv JSON, as AI SDK 7
+ * and Mastra 1.x write it): a ~1 KB user message, then each turn's two tool calls and their
+ * results, with the same call ids as the tool spans. Built once: the strings are the same
+ * every run, as a replayed workload's would be (V8 parses each anyway).
+ */
+const USER_MESSAGE = {
+  role: 'user',
+  parts: [{ type: 'text', content: 'Please refund order A1024, it arrived damaged. '.repeat(20) }],
+};
+const callIdOf = (turn: number, t: number) => `call_${turn}_${t}`;
+const callsOf = (turn: number) =>
+  [0, 1].map((t) => ({
+    type: 'tool_call',
+    id: callIdOf(turn, t),
+    name: TOOLS[2 * turn + t]!,
+    arguments: { order_id: 'A1024', include_history: true, n: 2 * turn + t },
+  }));
+function conversationAt(turn: number): string {
+  const messages: unknown[] = [USER_MESSAGE];
+  for (let t = 0; t < turn; t++) {
+    messages.push({ role: 'assistant', parts: callsOf(t) });
+    messages.push({
+      role: 'tool',
+      parts: [0, 1].map((k) => ({ type: 'tool_call_response', id: callIdOf(t, k), response: TOOL_RESULT })),
+    });
+  }
+  return JSON.stringify(messages);
+}
+const INPUT_MESSAGES = [0, 1, 2, 3].map(conversationAt);
+const OUTPUT_MESSAGES = [0, 1, 2, 3].map((turn) =>
+  JSON.stringify([
+    turn === 3
+      ? { role: 'assistant', parts: [{ type: 'text', content: 'Your refund is on its way.' }] }
+      : { role: 'assistant', parts: callsOf(turn) },
+  ]),
+);
+
+/** The same run with messages: the agent's input, each LLM span's conversation and output, tool calls joined by id. */
+function agentRunWithMessages(tracer: Tracer): void {
+  const agent = tracer.startSpan('invoke_agent refund-agent', {
+    attributes: {
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.agent.name': 'refund-agent',
+      'gen_ai.input.messages': INPUT_MESSAGES[0]!,
+    },
+  });
+  let tool = 0;
+  for (let turn = 0; turn < 4; turn++) {
+    const llm = tracer.startSpan(
+      'chat mock-model',
+      {
+        attributes: {
+          'gen_ai.operation.name': 'chat',
+          'gen_ai.request.model': 'mock-model',
+          'gen_ai.input.messages': INPUT_MESSAGES[turn]!,
+          'gen_ai.output.messages': OUTPUT_MESSAGES[turn]!,
+        },
+      },
+      under(agent),
+    );
+    for (let h = 0; h < 2; h++) startHttp(tracer, llm).end();
+    llm.end();
+    const toolsThisTurn = turn === 3 ? 0 : 2;
+    for (let t = 0; t < toolsThisTurn; t++, tool++) {
+      const span = startTool(tracer, agent, tool);
+      span.setAttribute('gen_ai.tool.call.id', callIdOf(turn, t));
+      for (let d = 0; d < 2; d++) startDb(tracer, span).end();
+      span.setAttribute('gen_ai.tool.call.result', TOOL_RESULT);
+      span.end();
+    }
+  }
+  agent.end();
 }
 
 /** The same run as async code: every step awaits, so concurrent runs interleave span by span. */
@@ -441,6 +517,92 @@ async function coldJudging() {
   };
 }
 
+/** Times a span processor's hooks apart for runs in and out of a sample (by trace id, as the policy decides). */
+class SplitTimedProcessor implements SpanProcessor {
+  /** [out of the sample, in it] */
+  readonly spent = [0, 0];
+  readonly runs = [0, 0];
+  constructor(
+    private readonly _inner: SpanProcessor,
+    private readonly _ratio: number,
+  ) {}
+  private _bucket(span: ReadableSpan): number {
+    return isSampled(span.spanContext().traceId, this._ratio) ? 1 : 0;
+  }
+  onStart(span: Parameters<SpanProcessor['onStart']>[0], context: Context): void {
+    const k = this._bucket(span);
+    const t = performance.now();
+    this._inner.onStart(span, context);
+    this.spent[k]! += performance.now() - t;
+  }
+  onEnding(span: Parameters<NonNullable<SpanProcessor['onEnding']>>[0]): void {
+    const k = this._bucket(span);
+    const t = performance.now();
+    this._inner.onEnding?.(span);
+    this.spent[k]! += performance.now() - t;
+    if (span.parentSpanContext === undefined) this.runs[k]!++;
+  }
+  onEnd(span: ReadableSpan): void {
+    const k = this._bucket(span);
+    const t = performance.now();
+    this._inner.onEnd(span);
+    this.spent[k]! += performance.now() - t;
+  }
+  forceFlush(): Promise<void> {
+    return this._inner.forceFlush();
+  }
+  shutdown(): Promise<void> {
+    return this._inner.shutdown();
+  }
+}
+
+/**
+ * Where the sampled row's cost goes: time in toolwatch's hooks per run out of the sample and
+ * per judged run, in one pipeline with `sampling.ratio` 0.1 (minus an empty processor's under
+ * the same timer), against judged runs back to back (every run judged). A judged run that
+ * comes between runs out of the sample runs its judging code cold.
+ */
+async function sampledSplit() {
+  const hookTime = async (inner: SpanProcessor, ratio: number) => {
+    const timed = new SplitTimedProcessor(inner, ratio);
+    const provider = new BasicTracerProvider({
+      spanProcessors: [timed, new BatchSpanProcessor(new CountingExporter())],
+    });
+    const tracer = provider.getTracer('bench');
+    for (let i = 0; i < RUNS_PER_ROUND * 2; i++) {
+      agentRun(tracer);
+      if (i % YIELD_EVERY_RUNS === YIELD_EVERY_RUNS - 1) await tick();
+    }
+    await provider.forceFlush();
+    await provider.shutdown();
+    const per = (k: number) => (timed.runs[k]! === 0 ? 0 : (timed.spent[k]! * 1000) / timed.runs[k]!);
+    return [per(0), per(1)] as const;
+  };
+  const tenth = benchPolicy(0.1);
+  defaultPolicy ??= benchPolicy();
+  const all = defaultPolicy;
+  const out: number[] = [];
+  const judged: number[] = [];
+  const everyRun: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const [emptyOut, emptyIn] = await hookTime(new NoopSpanProcessor(), 0.1);
+    const [twOut, twIn] = await hookTime(new ToolwatchSpanProcessor({ policy: tenth }), 0.1);
+    const [, allIn] = await hookTime(new ToolwatchSpanProcessor({ policy: all }), 1);
+    const [, emptyAll] = await hookTime(new NoopSpanProcessor(), 1);
+    out.push(twOut - emptyOut);
+    judged.push(twIn - emptyIn);
+    everyRun.push(allIn - emptyAll);
+  }
+  const m = (values: number[]) => Number(median(values.slice(2)).toFixed(1));
+  return {
+    workload: 'sampling 0.1: time in toolwatch hooks per run (µs)',
+    'run out of the sample': m(out),
+    'judged run, between runs out of the sample': m(judged),
+    'judged run, every run judged': m(everyRun),
+    'weighted per run (0.9 × out + 0.1 × judged)': Number((0.9 * m(out) + 0.1 * m(judged)).toFixed(1)),
+  };
+}
+
 /** OTLP/protobuf bytes one agent run exports, without and with toolwatch (its verdicts and records are exported too). */
 async function exportedBytes(options: BenchOptions): Promise<Record<string, string>> {
   const perRun = async (withToolwatch: boolean) => {
@@ -654,7 +816,7 @@ async function loadPeers(): Promise<Array<{ label: string; make: () => SpanProce
 
 /**
  * `TOOLWATCH_BENCH_ROWS=judged,sampled npm run bench -- processor` measures only those rows
- * (judged, cold, sampled, async, nomatch, ordinary, floor, metrics, exported, peers, breakdown, memory, misuse): a
+ * (judged, cold, sampled, split, messages, async, nomatch, ordinary, floor, metrics, exported, peers, breakdown, memory, misuse): a
  * quicker loop while working on one path. All rows by default.
  */
 const ROW_FILTER = process.env.TOOLWATCH_BENCH_ROWS?.split(',').map((r) => r.trim());
@@ -668,6 +830,16 @@ export async function run(): Promise<BenchReport> {
   const tenth = benchPolicy(0.1);
   const sampled = wanted('sampled')
     ? await throughput('agent runs, policy sampling 0.1', (t) => agentRun(t), 0.9, { policy: tenth })
+    : undefined;
+  const split = wanted('split') ? await sampledSplit() : undefined;
+  // Not the targets' workload: the same runs with the messages real frameworks record.
+  const withMessages = wanted('messages')
+    ? await throughput('agent runs with messages, judged', agentRunWithMessages, undefined)
+    : undefined;
+  const withMessagesSampled = wanted('messages')
+    ? await throughput('agent runs with messages, sampling 0.1', agentRunWithMessages, undefined, {
+        policy: tenth,
+      })
     : undefined;
   const concurrent = wanted('async')
     ? await throughput(
@@ -759,12 +931,15 @@ export async function run(): Promise<BenchReport> {
     floor,
     withMetrics,
     sampledWithMetrics,
+    withMessages,
+    withMessagesSampled,
     exportedJudged,
     exportedSampled,
   ])
     if (row) rows.push(row);
   rows.push(...peerRows);
   if (cold) rows.push(cold);
+  if (split) rows.push(split);
   if (parts) {
     rows.push({
       workload: 'per agent run, in isolation (µs)',
@@ -811,7 +986,9 @@ export async function run(): Promise<BenchReport> {
       'Scorers: trajectory (with live limits), tool_order, reliability. Every sampled agent run is rebuilt and judged in onEnding; out-of-sample runs get their skipped record and live checks only.',
       `The async row starts ${CONCURRENT_RUNS} runs at once; every span step awaits, so the runs interleave span by span (cold objects at judging time, as in a server).`,
       "The hooks row times toolwatch's hooks (minus an empty processor's under the same timer): per judged run back to back, and with each judged run between 9 runs of the same spans on another pipeline, whose work evicts toolwatch's code and data, as an application's other work does. With sampling, every judged run is such a run.",
+      "The sampling-0.1 split row times the hooks the same way, apart for the runs out of the sample and the judged ones of one pipeline, beside a pipeline where every run is judged: how the sampled row's added cost divides, and what a judged run costs when runs out of the sample come between.",
       '"no rule matches them" is a policy whose one rule names another agent: what following agent traces costs by itself. "NoopSpanProcessor in its place" is the floor: what any second span processor costs the SDK.',
+      "\"with messages\" rows are the same runs carrying what frameworks record (GenAI semconv JSON): the agent's input, each LLM span's whole conversation so far (a ~1 KB user message, then every turn's tool calls and results) and its output, tool calls joined to their requests by id. Not the targets' workload: what judging costs when the spans carry payloads.",
       '"µs per run added" is the CPU time one 31-span run costs beyond the bare pipeline (medians of the rounds).',
       '"metrics recorded" rows give toolwatch a real MeterProvider with a reader, as a deployment that alerts on its metrics has (the targets\' rows record none); counters are summed in process and read at collection, the score histogram is recorded per result through the SDK.',
       '"exporting OTLP/protobuf" rows are not the targets\' baseline: both pipelines serialise every batch as an OTLP/protobuf request, as the OTLP exporters do before sending (the bytes are dropped, no network). They show what toolwatch adds to an application that exports its spans; the verdict attributes and events it writes are serialised too.',
