@@ -19,6 +19,7 @@ import {
   SPAN_AI_TOOL_CALL,
 } from '../semconv.js';
 import type { SpanLike } from '../types.js';
+import { ConversationReader, type MessageScan } from './conversation-reader.js';
 import { readToolDefinitions, responseText } from './gen-ai-messages.js';
 import { guarded } from './guarded.js';
 import { inputSize, mergeLlmFacts, NO_INPUT } from './merge-llm-facts.js';
@@ -182,10 +183,24 @@ export function readResponseToolCalls(value: unknown): MessageCall[] {
  * …") or a denial explain why a requested call never ran.
  */
 function readPromptMessages(value: unknown): { calls: MessageCall[]; refusals: RefusalFacts[] } {
-  const calls: MessageCall[] = [];
-  const refusals: RefusalFacts[] = [];
-  if (typeof value === 'string' && !value.includes('"tool-')) return { calls, refusals };
-  for (const message of readArray(value) ?? []) {
+  if (typeof value === 'string') {
+    if (!value.includes('"tool-')) return { calls: [], refusals: [] };
+    // Each model span records the whole conversation so far: only what continues the last one is read.
+    const scan = promptConversations.read(value);
+    return { calls: scan.calls, refusals: scan.responses };
+  }
+  const scan: MessageScan = { calls: [], responses: [] };
+  scanPromptMessages(scan, readArray(value) ?? []);
+  return { calls: scan.calls, refusals: scan.responses };
+}
+
+const promptConversations = new ConversationReader(scanPromptMessages);
+
+/** Tool-call and tool-result parts of AI SDK prompt messages, message by message. */
+export function scanPromptMessages(scan: MessageScan, messages: unknown[]): void {
+  const calls = scan.calls;
+  const refusals = scan.responses;
+  for (const message of messages) {
     if (!isRecord(message) || !Array.isArray(message['content'])) continue;
     for (const part of message['content']) {
       if (!isRecord(part)) continue;
@@ -217,7 +232,6 @@ function readPromptMessages(value: unknown): { calls: MessageCall[]; refusals: R
       }
     }
   }
-  return { calls, refusals };
 }
 
 export const vercelAi: ConventionAdapter = {

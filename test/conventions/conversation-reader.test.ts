@@ -1,9 +1,13 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ConversationReader } from '../../src/conventions/conversation-reader.js';
 import { scanGenAiConversation, scanGenAiMessages } from '../../src/conventions/gen-ai-messages.js';
+import { scanPromptMessages, vercelAi } from '../../src/conventions/vercel-ai.js';
+import type { SpanLike } from '../../src/types.js';
 
 /**
- * Each model span of a run records the whole conversation so far; `scanGenAiConversation`
- * parses only what a text adds to the last conversation it scanned. It must say exactly what
+ * Each model span of a run records the whole conversation so far; a `ConversationReader`
+ * (GenAI semconv's `scanGenAiConversation`, the AI SDK's `ai.prompt.messages`) parses only what
+ * a text adds to the last conversation it read. It must say exactly what
  * a scan of the whole text says, whatever the texts look like, and never hand out what it
  * remembers.
  */
@@ -55,14 +59,14 @@ function message(next: () => number, n: number): unknown {
 }
 
 /** Texts as frameworks and hostile inputs give them: continuations, repeats, rewrites, broken JSON. */
-function texts(seed: number): string[] {
+function texts(seed: number, make: (next: () => number, n: number) => unknown = message): string[] {
   const next = random(seed);
   const out: string[] = [];
   let messages: unknown[] = [];
   for (let step = 0; step < 60; step++) {
     const choice = next();
     const pretty = next() < 0.2;
-    if (choice < 0.55) messages = [...messages, message(next, step)];
+    if (choice < 0.55) messages = [...messages, make(next, step)];
     else if (choice < 0.65) messages = messages.slice(Math.floor(next() * messages.length));
     else if (choice < 0.7) messages = [];
     const text = pretty ? JSON.stringify(messages, null, 2) : JSON.stringify(messages);
@@ -177,5 +181,114 @@ describe('scanGenAiConversation', () => {
       responses: [],
     });
     expect(parse.mock.calls.some(([text]) => String(text).length === next.length)).toBe(true);
+  });
+});
+
+/** AI SDK prompt messages (`ai.prompt.messages`): tool-call and tool-result content parts. */
+function promptMessage(next: () => number, n: number): unknown {
+  const kind = Math.floor(next() * 6);
+  const toolCallId = `call_${n % 5}`;
+  if (kind === 0) return { role: 'user', content: [{ type: 'text', text: `order ] [${n}], "tool-` }] };
+  if (kind === 1)
+    return {
+      role: 'assistant',
+      content: [{ type: 'tool-call', toolCallId, toolName: `tool_${n % 3}`, input: { order_id: `A${n}` } }],
+    };
+  if (kind === 2)
+    return {
+      role: 'assistant',
+      content: [{ type: 'tool-call', toolCallId, toolName: 'lookup', args: '{"q":1}' }],
+    };
+  if (kind === 3)
+    return {
+      role: 'tool',
+      content: [
+        {
+          type: 'tool-result',
+          toolCallId,
+          toolName: 'lookup',
+          output:
+            next() < 0.5
+              ? { type: 'error-text', value: `Invalid input for tool lookup ${n}` }
+              : { type: 'json', value: { ok: n } },
+        },
+      ],
+    };
+  if (kind === 4)
+    return {
+      role: 'tool',
+      content: [{ type: 'tool-result', toolCallId, output: { type: 'execution-denied' } }],
+    };
+  return { role: 'system', content: `plain ${n}` };
+}
+
+function promptSpan(text: string): SpanLike {
+  return {
+    traceId: 't',
+    spanId: 's',
+    name: 'ai.generateText.doGenerate',
+    kind: 0,
+    startTime: 1,
+    status: { code: 0 },
+    attributes: { 'ai.operationId': 'ai.generateText.doGenerate', 'ai.prompt.messages': text },
+    events: [],
+  };
+}
+
+describe('ConversationReader', () => {
+  it("reads the AI SDK's prompt messages as a whole read does, over 200 random sequences", () => {
+    let found = 0;
+    for (let seed = 1; seed <= 200; seed++) {
+      for (const text of texts(seed, promptMessage)) {
+        // A reader of its own remembers nothing: it reads every text whole.
+        const whole = text.includes('"tool-')
+          ? new ConversationReader(scanPromptMessages).read(text)
+          : { calls: [], responses: [] };
+        const input = vercelAi.llmInput(promptSpan(text));
+        expect(input.inputCalls, `seed ${seed}: ${text.slice(0, 200)}`).toEqual(whole.calls);
+        expect(input.refusals, `seed ${seed}: ${text.slice(0, 200)}`).toEqual(whole.responses);
+        found += whole.calls.length + whole.responses.length;
+      }
+    }
+    expect(found).toBeGreaterThan(10_000);
+  });
+
+  it('parses only what an AI SDK conversation adds', () => {
+    const first = JSON.stringify([
+      { role: 'user', content: [{ type: 'text', text: 'x'.repeat(5000) }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'lookup', input: {} }],
+      },
+    ]);
+    const second = `${first.slice(0, -1)},{"role":"tool","content":[{"type":"tool-result","toolCallId":"c1","output":{"type":"error-text","value":"Invalid input for tool lookup"}}]}]`;
+    vercelAi.llmInput(promptSpan(first));
+    const parse = vi.spyOn(JSON, 'parse');
+    const input = vercelAi.llmInput(promptSpan(second));
+    expect(Math.max(...parse.mock.calls.map(([text]) => String(text).length))).toBeLessThan(200);
+    parse.mockRestore();
+    expect(input.inputCalls.map((c) => c.callId)).toEqual(['c1']);
+    expect(input.refusals.map((r) => r.text)).toEqual(['Invalid input for tool lookup']);
+  });
+
+  it('keeps one conversation per reader: GenAI and AI SDK readers do not evict each other', () => {
+    const genAi = JSON.stringify([
+      { role: 'user', parts: [{ type: 'text', content: 'y'.repeat(3000) }] },
+      { role: 'assistant', parts: [{ type: 'tool_call', id: 'g1', name: 'lookup', arguments: {} }] },
+    ]);
+    const aiSdk = JSON.stringify([
+      { role: 'user', content: [{ type: 'text', text: 'z'.repeat(3000) }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool-call', toolCallId: 'a1', toolName: 'lookup', input: {} }],
+      },
+    ]);
+    scanGenAiConversation(genAi);
+    vercelAi.llmInput(promptSpan(aiSdk));
+    const parse = vi.spyOn(JSON, 'parse');
+    scanGenAiConversation(`${genAi.slice(0, -1)},"x"]`);
+    vercelAi.llmInput(promptSpan(`${aiSdk.slice(0, -1)},"x"]`));
+    expect(Math.max(...parse.mock.calls.map(([text]) => String(text).length))).toBeLessThan(10);
+    parse.mockRestore();
   });
 });
