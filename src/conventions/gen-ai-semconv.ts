@@ -165,15 +165,15 @@ export const genAiAgentName = guarded(
   undefined,
 );
 
-function readAgent(span: SpanLike): AgentFacts | undefined {
+function readAgent(span: SpanLike, deferValues = false): AgentFacts | undefined {
   const a = span.attributes;
   const facts: AgentFacts = { convention: CONVENTION, name: readAgentName(span) };
   const id = readString(a[ATTR_GEN_AI_AGENT_ID]);
   if (id) facts.agentId = id;
   const input = a[ATTR_GEN_AI_INPUT_MESSAGES];
   const output = a[ATTR_GEN_AI_OUTPUT_MESSAGES];
-  if (input !== undefined) facts.input = readMaybeJson(input);
-  if (output !== undefined) facts.output = readMaybeJson(output);
+  if (input !== undefined && !deferValues) facts.input = readMaybeJson(input);
+  if (output !== undefined && !deferValues) facts.output = readMaybeJson(output);
   const defs = readToolDefinitions(a[ATTR_GEN_AI_TOOL_DEFINITIONS]);
   if (defs) facts.toolDefinitions = defs;
 

@@ -106,15 +106,15 @@ export const mastraLegacyAgentName = guarded(
   undefined,
 );
 
-function readAgent(span: SpanLike): AgentFacts | undefined {
+function readAgent(span: SpanLike, deferValues = false): AgentFacts | undefined {
   const a = span.attributes;
   const id = readString(a[ATTR_GEN_AI_AGENT_ID]) ?? readString(a['agent.id']);
   const facts: AgentFacts = { convention: CONVENTION, name: readAgentName(span) };
   if (id) facts.agentId = id;
   const input = a[ATTR_MASTRA_SPAN_INPUT];
   const output = a[ATTR_MASTRA_SPAN_OUTPUT];
-  if (input !== undefined) facts.input = readMaybeJson(input);
-  if (output !== undefined) facts.output = readMaybeJson(output);
+  if (input !== undefined && !deferValues) facts.input = readMaybeJson(input);
+  if (output !== undefined && !deferValues) facts.output = readMaybeJson(output);
   return facts;
 }
 

@@ -146,7 +146,7 @@ export const openInferenceAgentName = guarded(
   undefined,
 );
 
-function readAgent(span: SpanLike): AgentFacts | undefined {
+function readAgent(span: SpanLike, deferValues = false): AgentFacts | undefined {
   const a = span.attributes;
   const nodeId = readString(a[ATTR_OI_GRAPH_NODE_ID]);
   const facts: AgentFacts = { convention: CONVENTION, name: readAgentName(span) };
@@ -159,8 +159,8 @@ function readAgent(span: SpanLike): AgentFacts | undefined {
   if (parent) facts.parentNodeId = parent;
   const input = a[ATTR_OI_INPUT_VALUE];
   const output = a[ATTR_OI_OUTPUT_VALUE];
-  if (input !== undefined && input !== REDACTED) facts.input = readMaybeJson(input);
-  if (output !== undefined && output !== REDACTED) facts.output = readMaybeJson(output);
+  if (input !== undefined && input !== REDACTED && !deferValues) facts.input = readMaybeJson(input);
+  if (output !== undefined && output !== REDACTED && !deferValues) facts.output = readMaybeJson(output);
   return facts;
 }
 

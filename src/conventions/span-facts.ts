@@ -153,7 +153,11 @@ export interface ConventionAdapter {
 export interface ClaimedReaders {
   /** With `deferValues`, an adapter may leave arguments and result unread (`ToolFacts.unread`). */
   tool(span: SpanLike, deferValues?: boolean): ToolFacts | undefined;
-  agent(span: SpanLike): AgentFacts | undefined;
+  /**
+   * With `deferValues`, the agent's own input and output (`AgentFacts.input`, `output`) are
+   * left unread: no scorer of the policy reads them (`AgentRun.input`, `output`).
+   */
+  agent(span: SpanLike, deferValues?: boolean): AgentFacts | undefined;
   llmOutput(span: SpanLike): LlmFacts | undefined;
   llmInput(span: SpanLike): LlmInputFacts;
 }

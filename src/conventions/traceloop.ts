@@ -105,13 +105,13 @@ export const traceloopAgentName = guarded(
   undefined,
 );
 
-function readAgent(span: SpanLike): AgentFacts | undefined {
+function readAgent(span: SpanLike, deferValues = false): AgentFacts | undefined {
   const a = span.attributes;
   const facts: AgentFacts = { convention: CONVENTION, name: readAgentName(span) };
   const input = a[ATTR_TRACELOOP_ENTITY_INPUT];
   const output = a[ATTR_TRACELOOP_ENTITY_OUTPUT];
-  if (input !== undefined) facts.input = readMaybeJson(input);
-  if (output !== undefined) facts.output = readMaybeJson(output);
+  if (input !== undefined && !deferValues) facts.input = readMaybeJson(input);
+  if (output !== undefined && !deferValues) facts.output = readMaybeJson(output);
   return facts;
 }
 

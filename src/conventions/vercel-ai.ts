@@ -112,13 +112,13 @@ export const vercelAiAgentName = guarded(
   undefined,
 );
 
-function readAgent(span: SpanLike): AgentFacts | undefined {
+function readAgent(span: SpanLike, deferValues = false): AgentFacts | undefined {
   const a = span.attributes;
   const facts: AgentFacts = { convention: CONVENTION, name: readAgentName(span) };
   const prompt = a[ATTR_AI_PROMPT];
-  if (prompt !== undefined) facts.input = readMaybeJson(prompt);
+  if (prompt !== undefined && !deferValues) facts.input = readMaybeJson(prompt);
   const text = a[ATTR_AI_RESPONSE_TEXT];
-  if (text !== undefined) facts.output = text;
+  if (text !== undefined && !deferValues) facts.output = text;
   return facts;
 }
 

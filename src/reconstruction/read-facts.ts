@@ -17,7 +17,8 @@ export interface SpanReading {
  * attributes are fresh in memory, so arguments and results are parsed once, then, and
  * judging the run reuses them. The span must not change afterwards (ended spans do not).
  * With `deferToolValues`, a tool span's arguments and result may be left unread
- * (`ToolFacts.unread`), for `reconstructTrace` to read only where they are needed.
+ * (`ToolFacts.unread`), for `reconstructTrace` to read only where they are needed, and an
+ * agent span's own input and output are not read (no scorer of such a policy reads them).
  */
 export function readAhead(span: SpanLike, deferToolValues = false): SpanReading {
   const classification = classifySpan(span);
@@ -28,7 +29,7 @@ export function readAhead(span: SpanLike, deferToolValues = false): SpanReading 
     classification,
     tool: adapter !== undefined && role === 'tool' ? safeTool(adapter, span, deferToolValues) : undefined,
     llm: adapter !== undefined && role === 'llm' ? safeLlmOutput(adapter, span) : undefined,
-    agent: adapter !== undefined && role === 'agent' ? safeAgent(adapter, span) : undefined,
+    agent: adapter !== undefined && role === 'agent' ? safeAgent(adapter, span, deferToolValues) : undefined,
   };
 }
 
@@ -38,7 +39,7 @@ export function readAhead(span: SpanLike, deferToolValues = false): SpanReading 
  * causality (a model call by how much conversation its input holds, a tool just after the
  * model call that requested it).
  */
-export function readFacts(nodes: Node[]): void {
+export function readFacts(nodes: Node[], deferValues = false): void {
   // 4. Read the spans that matter with the adapter that claimed them.
   // Made on the first request with a call id (most model spans ask for nothing).
   let requestRank: Map<string, number> | undefined;
@@ -52,7 +53,7 @@ export function readFacts(nodes: Node[]): void {
       else node.role = 'other';
       node.tool = facts;
     } else if (node.role === 'agent') {
-      node.agent = ahead !== undefined ? ahead.agent : safeAgent(adapter, node.span);
+      node.agent = ahead !== undefined ? ahead.agent : safeAgent(adapter, node.span, deferValues);
       if (!node.agent) node.role = 'other';
     } else if (node.role === 'llm') {
       const facts = ahead !== undefined ? ahead.llm : llmFacts(node);
@@ -115,10 +116,14 @@ export function llmFacts(node: Node): LlmFacts | undefined {
     : safeLlmOutput(adapter, node.span);
 }
 // Adapter calls that may throw are wrapped in module functions, not closures: they run per span.
-export function safeAgent(adapter: ConventionAdapter, span: SpanLike): AgentFacts | undefined {
+export function safeAgent(
+  adapter: ConventionAdapter,
+  span: SpanLike,
+  deferValues = false,
+): AgentFacts | undefined {
   try {
     const claimed = adapter.claimed;
-    return claimed !== undefined ? claimed.agent(span) : adapter.agent(span);
+    return claimed !== undefined ? claimed.agent(span, deferValues) : adapter.agent(span);
   } catch {
     return undefined;
   }

@@ -35,7 +35,9 @@ export function reconstructTraces(spans: SpanLike[]): ReconstructedTrace[] {
  * for the tools `argsRead` names, and for every tool when the trace's model calls carry
  * messages (requests, hints, input calls: joins and history compare arguments); the other
  * executions have no `args`. Results left unread are never read: no execution of theirs has
- * a `result`. Without readings, every value is read.
+ * a `result`. With `argsRead`, agents' own input and output are not read either (`AgentRun.input`
+ * and `output` stay unset: only judges and case matching read them, and judges declare no
+ * `argsRead`). Without readings, every value is read.
  */
 export function reconstructTrace(
   spans: SpanLike[],
@@ -44,8 +46,9 @@ export function reconstructTrace(
 ): ReconstructedTrace {
   // 1-3. Index spans, link parents, break cycles (`readings[i]`, from `readAhead`, spares re-reading `spans[i]`).
   const { traceId, log, nodes } = indexSpans(spans, readings);
-  // 4. Read the spans that matter with the adapter that claimed them.
-  readFacts(nodes);
+  // 4. Read the spans that matter with the adapter that claimed them (with `argsRead`, no
+  // scorer reads an agent's own input or output: they are left unread).
+  readFacts(nodes, argsRead !== undefined);
   // 5-6. Order children; walk the tree once for history, agents and implicit-run anchors.
   const walk = walkTree(nodes);
   // 7. Runs, and what each span contributes to the run that owns it.

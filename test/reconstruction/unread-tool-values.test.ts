@@ -100,13 +100,20 @@ const withoutValues = (e: ToolExecution) => {
   for (const k of VALUES) delete copy[k];
   return copy;
 };
-/** The trace with no execution's `result` (they are never read when values are left unread). */
+/**
+ * The trace with no execution's `result` and no run's own `input` and `output` (never read when
+ * values are left unread: no built-in scorer reads them).
+ */
 const withoutResults = (trace: ReturnType<typeof reconstructTrace>) => {
-  for (const run of runsInOrder(trace.runs)) for (const e of run.executions) delete e.result;
+  for (const run of runsInOrder(trace.runs)) {
+    delete run.input;
+    delete run.output;
+    for (const e of run.executions) delete e.result;
+  }
   return trace;
 };
 /** A run less its calls, links by span id. */
-const shape = (run: AgentRun) => ({
+const shape = ({ input: _input, output: _output, ...run }: AgentRun) => ({
   ...run,
   executions: run.executions.map(withoutValues),
   calls: run.calls.map((c) => ('spanId' in c ? withoutValues(c as ToolExecution) : c)),
@@ -152,6 +159,19 @@ describe('tool values left unread', () => {
     }
     expect(unread).toBeGreaterThan(20);
     expect(unreadAiSdk).toBeGreaterThan(5);
+  });
+
+  it("leaves agents' own input and output unread: no built-in scorer reads them", () => {
+    let read = 0;
+    for (const { file, spans } of all) {
+      const eager = runsInOrder(reconstructTrace(spans).runs);
+      runsInOrder(lazily(spans, allTools(spans)).runs).forEach((run, i) => {
+        if (eager[i]!.input !== undefined || eager[i]!.output !== undefined) read++;
+        expect([run.input, run.output], file).toEqual([undefined, undefined]);
+      });
+    }
+    // The recordings carry agents' inputs and outputs, read in full.
+    expect(read).toBeGreaterThan(10);
   });
 
   it('reads no value of a tool nobody names (unless joins or history need them), and nothing else changes', () => {
