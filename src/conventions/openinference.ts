@@ -334,7 +334,7 @@ function serializedOutputCalls(value: unknown): MessageCall[] {
 function serializedInputMessages(value: unknown): { calls: MessageCall[]; refusals: RefusalFacts[] } {
   const calls: MessageCall[] = [];
   const refusals: RefusalFacts[] = [];
-  if (typeof value !== 'string' || !value.includes('tool_call')) return { calls, refusals };
+  if (typeof value !== 'string' || !value.includes('_call')) return { calls, refusals };
   const parsed = readJsonStructure(value);
   const messages = isRecord(parsed) ? parsed['messages'] : undefined;
   // LangChain's batch form, a list of message lists (agno's flat list is read by readAgnoMessages).
@@ -392,6 +392,10 @@ function langChainMessageCalls(message: unknown): MessageCall[] {
 function readAgnoMessages(value: unknown): { calls: MessageCall[]; refusals: RefusalFacts[] } {
   const calls: MessageCall[] = [];
   const refusals: RefusalFacts[] = [];
+  // It reads `tool_calls` and `tool_call_id` only: a text with neither (most inputs, every
+  // model span of a run before its first call) is not parsed. Searched by `_call`, whose first
+  // character is rare (a search for `tool_call` stops at every `t`).
+  if (typeof value === 'string' && !value.includes('_call')) return { calls, refusals };
   const parsed = readJsonStructure(value);
   const messages = isRecord(parsed) ? parsed['messages'] : undefined;
   if (!Array.isArray(messages)) return { calls, refusals };

@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
+  openInference,
   openInferenceAgent,
   openInferenceLlm,
   openInferenceRole,
@@ -17,6 +18,33 @@ describe('OpenInference adapter', () => {
     expect(openInferenceRole(f.make('x', { 'openinference.span.kind': 'LLM' }))).toBe('llm');
     expect(openInferenceRole(f.make('x', { 'openinference.span.kind': 'CHAIN' }))).toBe('other');
     expect(openInferenceRole(f.make('x', {}))).toBeUndefined();
+  });
+
+  it("does not parse a model span's input.value that names no tool call (most inputs, every one before a run's first call)", () => {
+    const llm = (input: string) =>
+      f.make('ChatOpenAI', { 'openinference.span.kind': 'LLM', 'input.value': input });
+    const plain = JSON.stringify({ messages: [{ role: 'user', content: 'x'.repeat(2000) }], model: 'gpt' });
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      expect(openInference.llmInput(llm(plain))).toEqual({ inputCalls: [], refusals: [] });
+      expect(parse.mock.calls.filter(([text]) => text === plain)).toHaveLength(0);
+    } finally {
+      parse.mockRestore();
+    }
+    // One that does is read (an OpenAI chat request's tool result, agno's history flags).
+    const withTool = JSON.stringify({
+      messages: [
+        {
+          role: 'assistant',
+          tool_calls: [{ id: 'c1', function: { name: 'lookup', arguments: '{}' } }],
+          from_history: true,
+        },
+        { role: 'tool', tool_call_id: 'c2', content: 'Invalid input for tool lookup' },
+      ],
+    });
+    const read = openInference.llmInput(llm(withTool));
+    expect(read.inputCalls.map((c) => [c.name, c.callId, c.fromHistory])).toEqual([['lookup', 'c1', true]]);
+    expect(read.refusals.map((r) => r.callId)).toEqual(['c2']);
   });
 
   it('reads an OpenAI Agents TOOL span: tool.name, input.value JSON, output.value', () => {
