@@ -11,6 +11,7 @@ import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ownersFor, shardOf } from '../../src/cli/trace-shards.js';
+import { mulberry32 } from '../helpers/seeded-random.js';
 import { TraceBuilder } from '../helpers/trace-builder.js';
 import {
   comparable,
@@ -27,14 +28,7 @@ const TOOLS = ['get_order_detail', 'check_refund_policy', 'submit_refund', 'look
 
 /** Seeded: the same inputs every run (mulberry32). */
 function random(seed: number) {
-  let s = seed >>> 0;
-  const next = () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
   const int = (n: number) => Math.floor(next() * n);
   return { next, int, chance: (p: number) => next() < p, pick: <T>(xs: readonly T[]) => xs[int(xs.length)]! };
 }

@@ -3,6 +3,7 @@ import { ConversationReader } from '../../src/conventions/conversation-reader.js
 import { scanGenAiConversation, scanGenAiMessages } from '../../src/conventions/gen-ai-messages.js';
 import { scanPromptMessages, vercelAi } from '../../src/conventions/vercel-ai.js';
 import type { SpanLike } from '../../src/types.js';
+import { mulberry32 } from '../helpers/seeded-random.js';
 
 /**
  * Each model span of a run records the whole conversation so far; a `ConversationReader`
@@ -11,18 +12,6 @@ import type { SpanLike } from '../../src/types.js';
  * a scan of the whole text says, whatever the texts look like, and never hand out what it
  * remembers.
  */
-
-/** A small deterministic generator (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function message(next: () => number, n: number): unknown {
   const kind = Math.floor(next() * 7);
@@ -60,7 +49,7 @@ function message(next: () => number, n: number): unknown {
 
 /** Texts as frameworks and hostile inputs give them: continuations, repeats, rewrites, broken JSON. */
 function texts(seed: number, make: (next: () => number, n: number) => unknown = message): string[] {
-  const next = random(seed);
+  const next = mulberry32(seed);
   const out: string[] = [];
   let messages: unknown[] = [];
   for (let step = 0; step < 60; step++) {

@@ -9,6 +9,7 @@ import type { ConventionAdapter } from '../../src/conventions/span-facts.js';
 import { readAhead } from '../../src/reconstruction/read-facts.js';
 import { reconstructTrace, reconstructTraces } from '../../src/reconstruction/reconstruct-trace.js';
 import type { SpanLike } from '../../src/types.js';
+import { mulberry32 } from '../helpers/seeded-random.js';
 import {
   CONVENTION_ADAPTERS as REFERENCE_ADAPTERS,
   classifySpan as referenceClassifySpan,
@@ -134,18 +135,6 @@ function compareAdapter(
 
 // ---------------------------------------------------------------------------------------
 // Seeded random traces
-
-/** mulberry32: a small seeded generator, so a failing seed reproduces. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 class Gen {
   constructor(readonly next: () => number) {}
@@ -605,7 +594,7 @@ const SOURCES = [genAiSpan, genAiSpan, openInferenceSpan, vercelSpan, traceloopS
 
 /** A random trace: one source mostly (sometimes mixed), nested agents, odd clocks and links, hostile values. */
 function randomTrace(seed: number): SpanLike[] {
-  const g = new Gen(rng(seed));
+  const g = new Gen(mulberry32(seed));
   const traceId = 'ab'.repeat(16);
   const main = g.pick(SOURCES);
   const count = 1 + g.int(g.chance(0.1) ? 60 : 20);
