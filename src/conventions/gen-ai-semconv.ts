@@ -160,11 +160,6 @@ function readAgentName(span: SpanLike): string {
   );
 }
 
-export const genAiAgentName = guarded(
-  (span: SpanLike): string | undefined => (genAiRoleOf(span) === 'agent' ? readAgentName(span) : undefined),
-  undefined,
-);
-
 function readAgent(span: SpanLike, deferValues = false): AgentFacts | undefined {
   const a = span.attributes;
   const facts: AgentFacts = { convention: CONVENTION, name: readAgentName(span) };
@@ -349,9 +344,14 @@ export const genAiSemconv: ConventionAdapter = {
   role: genAiRole,
   tool: genAiTool,
   agent: genAiAgent,
-  agentName: genAiAgentName,
   llm: genAiLlm,
   llmOutput: genAiLlmOutput,
   llmInput: genAiLlmInput,
-  claimed: { tool: readTool, agent: readAgent, llmOutput: readLlmOutput, llmInput: readLlmInput },
+  claimed: {
+    tool: readTool,
+    agent: readAgent,
+    agentName: readAgentName,
+    llmOutput: readLlmOutput,
+    llmInput: readLlmInput,
+  },
 };

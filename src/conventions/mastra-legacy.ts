@@ -100,12 +100,6 @@ function readAgentName(span: SpanLike): string {
   );
 }
 
-export const mastraLegacyAgentName = guarded(
-  (span: SpanLike): string | undefined =>
-    mastraLegacyRoleOf(span) === 'agent' ? readAgentName(span) : undefined,
-  undefined,
-);
-
 function readAgent(span: SpanLike, deferValues = false): AgentFacts | undefined {
   const a = span.attributes;
   const id = readString(a[ATTR_GEN_AI_AGENT_ID]) ?? readString(a['agent.id']);
@@ -153,10 +147,15 @@ export const mastraLegacy: ConventionAdapter = {
   role: mastraLegacyRole,
   tool: mastraLegacyTool,
   agent: mastraLegacyAgent,
-  agentName: mastraLegacyAgentName,
   llm: mastraLegacyLlm,
   llmOutput: mastraLegacyLlm,
   // No input side: these conventions record no message history on LLM spans.
   llmInput: () => NO_INPUT,
-  claimed: { tool: readTool, agent: readAgent, llmOutput: readLlm, llmInput: () => NO_INPUT },
+  claimed: {
+    tool: readTool,
+    agent: readAgent,
+    agentName: readAgentName,
+    llmOutput: readLlm,
+    llmInput: () => NO_INPUT,
+  },
 };

@@ -140,12 +140,6 @@ function readAgentName(span: SpanLike): string {
   );
 }
 
-export const openInferenceAgentName = guarded(
-  (span: SpanLike): string | undefined =>
-    openInferenceRoleOf(span) === 'agent' ? readAgentName(span) : undefined,
-  undefined,
-);
-
 function readAgent(span: SpanLike, deferValues = false): AgentFacts | undefined {
   const a = span.attributes;
   const nodeId = readString(a[ATTR_OI_GRAPH_NODE_ID]);
@@ -433,9 +427,14 @@ export const openInference: ConventionAdapter = {
   role: openInferenceRole,
   tool: openInferenceTool,
   agent: openInferenceAgent,
-  agentName: openInferenceAgentName,
   llm: openInferenceLlm,
   llmOutput: openInferenceLlmOutput,
   llmInput: openInferenceLlmInput,
-  claimed: { tool: readTool, agent: readAgent, llmOutput: readLlmOutput, llmInput: readLlmInput },
+  claimed: {
+    tool: readTool,
+    agent: readAgent,
+    agentName: readAgentName,
+    llmOutput: readLlmOutput,
+    llmInput: readLlmInput,
+  },
 };

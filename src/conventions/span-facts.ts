@@ -127,11 +127,6 @@ export interface ConventionAdapter {
   role(span: SpanLike): SpanRole | undefined;
   tool(span: SpanLike): ToolFacts | undefined;
   agent(span: SpanLike): AgentFacts | undefined;
-  /**
-   * `agent(span)?.name` without the rest of `agent`: rule matching asks it of every agent span,
-   * sampled or not, and must not parse the span's messages to learn a name.
-   */
-  agentName(span: SpanLike): string | undefined;
   /** Everything an LLM span says: `llmOutput` and `llmInput` together. */
   llm(span: SpanLike): LlmFacts | undefined;
   /**
@@ -158,6 +153,11 @@ export interface ClaimedReaders {
    * left unread: no scorer of the policy reads them (`AgentRun.input`, `output`).
    */
   agent(span: SpanLike, deferValues?: boolean): AgentFacts | undefined;
+  /**
+   * `agent(span)?.name` without the rest of `agent`: rule matching asks it of every agent span,
+   * sampled or not, and must not parse the span's messages to learn a name.
+   */
+  agentName(span: SpanLike): string;
   llmOutput(span: SpanLike): LlmFacts | undefined;
   llmInput(span: SpanLike): LlmInputFacts;
 }

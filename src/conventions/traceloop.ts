@@ -99,12 +99,6 @@ function readAgentName(span: SpanLike): string {
   );
 }
 
-export const traceloopAgentName = guarded(
-  (span: SpanLike): string | undefined =>
-    traceloopRoleOf(span) === 'agent' ? readAgentName(span) : undefined,
-  undefined,
-);
-
 function readAgent(span: SpanLike, deferValues = false): AgentFacts | undefined {
   const a = span.attributes;
   const facts: AgentFacts = { convention: CONVENTION, name: readAgentName(span) };
@@ -158,10 +152,15 @@ export const traceloop: ConventionAdapter = {
   role: traceloopRole,
   tool: traceloopTool,
   agent: traceloopAgent,
-  agentName: traceloopAgentName,
   llm: traceloopLlm,
   llmOutput: traceloopLlm,
   // No input side: these conventions record no message history on LLM spans.
   llmInput: () => NO_INPUT,
-  claimed: { tool: readTool, agent: readAgent, llmOutput: readLlm, llmInput: () => NO_INPUT },
+  claimed: {
+    tool: readTool,
+    agent: readAgent,
+    agentName: readAgentName,
+    llmOutput: readLlm,
+    llmInput: () => NO_INPUT,
+  },
 };

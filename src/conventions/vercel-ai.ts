@@ -106,12 +106,6 @@ function readAgentName(span: SpanLike): string {
   return readString(a[ATTR_AI_TELEMETRY_FUNCTION_ID]) ?? readString(a['resource.name']) ?? span.name;
 }
 
-export const vercelAiAgentName = guarded(
-  (span: SpanLike): string | undefined =>
-    vercelAiRoleOf(span) === 'agent' ? readAgentName(span) : undefined,
-  undefined,
-);
-
 function readAgent(span: SpanLike, deferValues = false): AgentFacts | undefined {
   const a = span.attributes;
   const facts: AgentFacts = { convention: CONVENTION, name: readAgentName(span) };
@@ -239,9 +233,14 @@ export const vercelAi: ConventionAdapter = {
   role: vercelAiRole,
   tool: vercelAiTool,
   agent: vercelAiAgent,
-  agentName: vercelAiAgentName,
   llm: vercelAiLlm,
   llmOutput: vercelAiLlmOutput,
   llmInput: vercelAiLlmInput,
-  claimed: { tool: readTool, agent: readAgent, llmOutput: readLlmOutput, llmInput: readLlmInput },
+  claimed: {
+    tool: readTool,
+    agent: readAgent,
+    agentName: readAgentName,
+    llmOutput: readLlmOutput,
+    llmInput: readLlmInput,
+  },
 };

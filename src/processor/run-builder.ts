@@ -4,7 +4,7 @@ import { classifySpan } from '../conventions/classify.js';
 import { fromReadableSpan, hrTimeToMs } from '../conventions/from-readable-span.js';
 import { agentNameOf, SpanRole } from '../conventions/span-role.js';
 import { type RunIdentity, ruleMatches } from '../evaluation/match-rules.js';
-import { readAhead, type SpanReading } from '../reconstruction/read-facts.js';
+import { readAhead, type SpanReading, safeAgentName } from '../reconstruction/read-facts.js';
 import { reconstructTrace } from '../reconstruction/reconstruct-trace.js';
 import type { Policy, ReconstructedTrace, SpanEventLike, SpanLike, StatusCode } from '../types.js';
 import { mergeAttributes } from '../util/merge-attributes.js';
@@ -137,8 +137,11 @@ function collect(
  */
 export function spanIdentity(span: ReadableSpan, nested: boolean, withResource: boolean): RunIdentity {
   const like = fromReadableSpan(span);
+  // Classified once: the claimed reader does not ask the role again.
+  const { adapter, role } = classifySpan(like);
+  const name = adapter !== undefined && role === 'agent' ? safeAgentName(adapter, like) : undefined;
   return {
-    agent: classifySpan(like).adapter?.agentName(like) ?? agentNameOf(span.name, span.attributes),
+    agent: name ?? agentNameOf(span.name, span.attributes),
     attributes: withResource ? mergeAttributes(span.resource?.attributes, span.attributes) : span.attributes,
     nested,
   };

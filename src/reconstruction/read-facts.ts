@@ -128,6 +128,19 @@ export function safeAgent(
     return undefined;
   }
 }
+/**
+ * The name `agent(span)` would give a span the adapter claimed as an agent, read alone (no
+ * messages parsed); undefined when the reader throws. Adapters without claimed readers are
+ * asked `agent` itself.
+ */
+export function safeAgentName(adapter: ConventionAdapter, span: SpanLike): string | undefined {
+  try {
+    const claimed = adapter.claimed;
+    return claimed !== undefined ? claimed.agentName(span) : adapter.agent(span)?.name;
+  } catch {
+    return undefined;
+  }
+}
 export function safeLlmInput(
   adapter: ConventionAdapter,
   span: SpanLike,
