@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Context, Span, Tracer } from '@opentelemetry/api';
 import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
@@ -354,11 +355,37 @@ function pipeline(withToolwatch: boolean, options: BenchOptions = {}): Pipeline 
 
 const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/**
+ * Garbage-collection pauses of this process (start and duration, `performance.now()` ms), as
+ * node reports them: each round sums those that started inside it. They arrive after the
+ * fact, so a round collects its share once its pipeline has shut down.
+ */
+const gcPauses: Array<{ start: number; duration: number }> = [];
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) gcPauses.push({ start: entry.startTime, duration: entry.duration });
+}).observe({ entryTypes: ['gc'] });
+
+/** GC pause time (ms) that started within [from, to); forgets the pauses before `to`. */
+async function gcPauseBetween(from: number, to: number): Promise<number> {
+  // The observer's callback runs on a later turn of the event loop.
+  await tick();
+  let total = 0;
+  let kept = 0;
+  for (const pause of gcPauses) {
+    if (pause.start >= from && pause.start < to) total += pause.duration;
+    else if (pause.start >= to) gcPauses[kept++] = pause;
+  }
+  gcPauses.length = kept;
+  return total;
+}
+
 interface RoundResult {
   /** Spans per wall-clock second. */
   wall: number;
   /** Spans per second of this process's CPU time: less sensitive to other processes on a shared machine. */
   cpu: number;
+  /** Garbage-collection pause time per run (µs). */
+  gc: number;
 }
 
 /** A workload: one synchronous run, or (async) a batch of concurrent runs. */
@@ -371,6 +398,7 @@ async function round(
   options: BenchOptions = {},
 ): Promise<RoundResult> {
   const p = pipeline(withToolwatch, options);
+  const gcFrom = performance.now();
   const started = process.hrtime.bigint();
   const cpuStarted = process.cpuUsage();
   let executed = 0;
@@ -391,9 +419,11 @@ async function round(
   await p.provider.forceFlush();
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const cpu = process.cpuUsage(cpuStarted);
+  const gcTo = performance.now();
   await p.provider.shutdown();
   const spans = executed * SPANS_PER_RUN;
-  return { wall: spans / seconds, cpu: spans / ((cpu.user + cpu.system) / 1e6) };
+  const gc = ((await gcPauseBetween(gcFrom, gcTo)) * 1000) / executed;
+  return { wall: spans / seconds, cpu: spans / ((cpu.user + cpu.system) / 1e6), gc };
 }
 
 function median(values: number[]): number {
@@ -443,6 +473,8 @@ async function throughput(
     'wall-clock ratio': pairRatio((r) => r.wall),
     'ratio of medians (wall)': Number((wall(tw) / wall(base)).toFixed(3)),
     target: target === undefined ? '' : `≥ ${target}`,
+    // How much of the added cost is the collector's: what the runs keep alive, and for how long.
+    'GC µs per run (baseline / toolwatch)': `${median(base.map((r) => r.gc)).toFixed(1)} / ${median(tw.map((r) => r.gc)).toFixed(1)}`,
   };
 }
 
