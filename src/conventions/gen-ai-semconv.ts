@@ -256,6 +256,25 @@ function readLlmOutput(span: SpanLike): LlmFacts | undefined {
   return facts;
 }
 
+/**
+ * What `readLlmOutput` and `readLlmInput` read, by presence only: none of it means no requests,
+ * hints, refusals (decision events), tool definitions or input calls.
+ */
+function readLlmSaysNothing(span: SpanLike): boolean {
+  const a = span.attributes;
+  const operation = a[ATTR_GEN_AI_OPERATION_NAME];
+  return (
+    operation !== CLIENT_TOOL_CALL &&
+    operation !== 'agent_step' &&
+    a[ATTR_GEN_AI_OUTPUT_MESSAGES] === undefined &&
+    a[ATTR_GEN_AI_INPUT_MESSAGES] === undefined &&
+    a[ATTR_ADK_LLM_RESPONSE] === undefined &&
+    a[ATTR_ADK_LLM_REQUEST] === undefined &&
+    a[ATTR_GEN_AI_TOOL_DEFINITIONS] === undefined &&
+    (!Array.isArray(span.events) || span.events.length === 0)
+  );
+}
+
 /** Tool calls and tool results in `gen_ai.input.messages`. */
 export const genAiLlmInput = guarded(
   (span: SpanLike): LlmInputFacts => (genAiRoleOf(span) === 'llm' ? readLlmInput(span) : NO_INPUT),
@@ -353,5 +372,6 @@ export const genAiSemconv: ConventionAdapter = {
     agentName: readAgentName,
     llmOutput: readLlmOutput,
     llmInput: readLlmInput,
+    llmSaysNothing: readLlmSaysNothing,
   },
 };

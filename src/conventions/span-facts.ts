@@ -160,4 +160,11 @@ export interface ClaimedReaders {
   agentName(span: SpanLike): string;
   llmOutput(span: SpanLike): LlmFacts | undefined;
   llmInput(span: SpanLike): LlmInputFacts;
+  /**
+   * True only when `llmOutput` would find no requests, hints, refusals or tool definitions and
+   * `llmInput` nothing: a model span recorded without content (the OTel GenAI
+   * instrumentations' default), checked by the presence of what those readers read, nothing
+   * parsed. Adapters without it have no such spans as far as the processor knows.
+   */
+  llmSaysNothing?(span: SpanLike): boolean;
 }

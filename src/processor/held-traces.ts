@@ -1,7 +1,10 @@
 import type { Context } from '@opentelemetry/api';
 import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace-base';
+import { isSilentModelSpan } from '../conventions/silent-model-span.js';
 import { lateSpanRole, SpanRole, spanRole } from '../conventions/span-role.js';
 import type { Placement } from '../emission/verdict-writer.js';
+import { ATTR_OPENINFERENCE_SPAN_KIND } from '../semconv.js';
+import type { SpanLike } from '../types.js';
 import type { LiveChecks } from './live-checks.js';
 import { retainedBytes } from './retained-bytes.js';
 import { highResolutionStart, parentIdOf, parentSpanOf, spanLikeOf } from './run-builder.js';
@@ -156,15 +159,23 @@ export class HeldTraces {
     }
     entry.span = span;
     if (state.awaiting.size > 0) state.awaiting.delete(spanId);
-    const leaf = entry.role === SpanRole.NONE && !entry.needed;
+    let leaf = entry.role === SpanRole.NONE && !entry.needed;
     if (!leaf && entry.role !== SpanRole.AGENT) {
       // Converted now and the span let go: held until the run ends, the SDK's span (and all
       // its parts) would outlive the young generation while runs interleave, and be promoted.
       // Its facts are read when the run is rebuilt (objects made then die young).
-      entry.like = spanLikeOf(entry, span, true);
-      entry.span = undefined;
-      entry.bytes = retainedBytes(span);
-      if (!buffer.holdBytes(state, entry.bytes)) return this._tooLarge(state, entry, span, spanId, placement);
+      const like = spanLikeOf(entry, span, true);
+      if (entry.role === SpanRole.LLM && silentModelCall(state, entry, span, like)) {
+        // Nothing of it reaches the run: it goes now, like an ordinary leaf.
+        leaf = true;
+      } else {
+        if (entry.role === SpanRole.LLM && entry.agent !== undefined) entry.agent.modelKept = true;
+        entry.like = like;
+        entry.span = undefined;
+        entry.bytes = retainedBytes(span);
+        if (!buffer.holdBytes(state, entry.bytes))
+          return this._tooLarge(state, entry, span, spanId, placement);
+      }
     }
     if (entry.open) state.openCount--;
     entryClosed(entry);
@@ -404,6 +415,7 @@ export class HeldTraces {
     for (const child of state.spans.values()) {
       if (child.parentId !== entry.spanId || child.parent !== undefined || child === entry) continue;
       child.parent = entry;
+      entry.hasHeldChild = true;
       child.agent = entry.role === SpanRole.AGENT ? entry : entry.agent;
       // An open child keeps its new parent, and so its agent, active until it ends.
       if (child.open) childStarted(entry);
@@ -475,6 +487,39 @@ function refusedNested(state: TraceState, span: ReadableSpan, spanId: string): b
   if (flags === undefined) return parentHasAgent(state, parentIdOf(span));
   state.refused.delete(spanId);
   return (flags & REFUSED_NESTED) !== 0;
+}
+
+/**
+ * Whether a model span that ends now adds nothing to its run, so it need not be held until the
+ * run is judged (most model spans, recorded without content, say nothing: holding them cost a
+ * third of a judged run's entries). Reconstruction would read no calls, definitions or
+ * decisions from it (`isSilentModelSpan`), and its place among the run's model calls changes
+ * nothing either: it is a direct child of an open agent span whose run has kept no model span
+ * so far (the run's last model call decides whether requests that never ran are pending, so a
+ * silent span after a kept one stays), and no other child of that agent is open (a kept one
+ * could end later yet have started earlier). Not an OpenInference agent (a resumed agno run
+ * reads its pending calls from its first model call; a bridge's wrapper is no run), status
+ * not ERROR (an ERROR span marks its run), no children held, its trace's spans seen as they
+ * started. A span that became a model call only as it ended, running beside this one,
+ * is not counted among the open children: that pair is not covered.
+ */
+function silentModelCall(state: TraceState, entry: SpanEntry, span: ReadableSpan, like: SpanLike): boolean {
+  const agent = entry.agent;
+  if (
+    agent === undefined ||
+    entry.parent !== agent ||
+    agent.modelKept ||
+    agent.activeChildren !== 1 ||
+    entry.hasHeldChild ||
+    entry.outOfOrder ||
+    state.seenLate ||
+    span.status.code === 2
+  )
+    return false;
+  const agentSpan = agent.span;
+  if (agentSpan === undefined || agentSpan.attributes[ATTR_OPENINFERENCE_SPAN_KIND] !== undefined)
+    return false;
+  return isSilentModelSpan(like);
 }
 
 /** Whether the span started after `since` (both on `performance.now()`'s clock), so went through `onStart` while its trace was followed. */

@@ -45,6 +45,14 @@ export interface SpanEntry {
   outOfOrder: boolean;
   /** What holding it after its end costs (`retainedBytes`), counted in its trace's `bytes`. */
   bytes: number;
+  /** Some held span has had it as its parent: it links that span to its run. */
+  hasHeldChild: boolean;
+  /**
+   * Agent entries: a model span below it was kept as it ended (it said something, or could not
+   * be let go). A silent model span ending after it may be its run's last model call, which
+   * decides whether requests that never ran are pending: it is kept too.
+   */
+  modelKept: boolean;
 }
 
 /** How much a trace costs to follow. */
@@ -212,6 +220,8 @@ export function newEntry(
     toolScope: undefined,
     outOfOrder: false,
     bytes: 0,
+    hasHeldChild: false,
+    modelKept: false,
   };
 }
 
@@ -256,6 +266,7 @@ export function parentHasAgent(state: TraceState, parentId: string | undefined):
 
 /** A child started under `entry`: it (and, if it was idle, what is above it) has an open descendant. */
 export function childStarted(entry: SpanEntry): void {
+  entry.hasHeldChild = true;
   let at: SpanEntry | undefined = entry;
   while (at !== undefined) {
     const wasActive = at.open || at.activeChildren > 0;

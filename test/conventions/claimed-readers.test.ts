@@ -30,6 +30,41 @@ function allSpans(dir: string): SpanLike[] {
 describe('claimed readers', () => {
   const spans = allSpans(fixtures);
 
+  it('llmSaysNothing only for model spans every reader reads as nothing (recorded spans, and each with its content)', () => {
+    let silent = 0;
+    for (const span of spans) {
+      const { role, adapter } = classifySpan(span);
+      if (role !== 'llm' || adapter?.claimed?.llmSaysNothing?.(span) !== true) continue;
+      silent++;
+      const output = adapter.llmOutput(span)!;
+      expect(output.requests, span.name).toEqual([]);
+      expect(output.hints ?? [], span.name).toEqual([]);
+      expect(output.refusals ?? [], span.name).toEqual([]);
+      expect(output.toolDefinitions ?? [], span.name).toEqual([]);
+      expect(adapter.llmInput(span), span.name).toStrictEqual(NO_INPUT);
+    }
+    // The recorded GenAI traces have content-less model spans, and ones with content.
+    expect(silent).toBeGreaterThan(0);
+    let speaking = 0;
+    for (const span of spans) {
+      const { role, adapter } = classifySpan(span);
+      if (role !== 'llm' || adapter?.claimed?.llmSaysNothing === undefined) continue;
+      const output = adapter.llmOutput(span);
+      const input = adapter.llmInput(span);
+      const says =
+        (output?.requests.length ?? 0) > 0 ||
+        (output?.hints?.length ?? 0) > 0 ||
+        (output?.refusals?.length ?? 0) > 0 ||
+        (output?.toolDefinitions?.length ?? 0) > 0 ||
+        input.inputCalls.length > 0 ||
+        input.refusals.length > 0;
+      if (!says) continue;
+      speaking++;
+      expect(adapter.claimed.llmSaysNothing(span), span.name).toBe(false);
+    }
+    expect(speaking).toBeGreaterThan(0);
+  });
+
   it('every default adapter has them', () => {
     for (const adapter of CONVENTION_ADAPTERS) expect(adapter.claimed, adapter.name).toBeDefined();
   });
