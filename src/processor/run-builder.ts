@@ -1,7 +1,7 @@
 import { type Context, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { classifySpan } from '../conventions/classify.js';
-import { fromReadableSpan, hrTimeToMs } from '../conventions/from-readable-span.js';
+import { hrTimeToMs } from '../conventions/from-readable-span.js';
 import { agentNameOf, SpanRole } from '../conventions/span-role.js';
 import { type RunIdentity, ruleMatches } from '../evaluation/match-rules.js';
 import { readAhead, type SpanReading, safeAgentName } from '../reconstruction/read-facts.js';
@@ -52,6 +52,31 @@ export function spanLikeOf(entry: SpanEntry, span: ReadableSpan, ending: boolean
 }
 
 const STATUS_UNSET: SpanLike['status'] = Object.freeze({ code: 0 }) as SpanLike['status'];
+
+/**
+ * The span as classification and the adapters' agent-name readers see it: its name,
+ * attributes and events, in one literal with shared constants (rule matching asks this of
+ * every agent span, sampled or not: twice per run out of the sample). The readers never read
+ * times, ids or status; `fromReadableSpan` builds the full view field by field.
+ */
+function identityView(span: ReadableSpan): SpanLike {
+  const events = span.events;
+  return {
+    traceId: '',
+    spanId: '',
+    parentSpanId: undefined,
+    name: span.name,
+    kind: span.kind,
+    startTime: 0,
+    endTime: undefined,
+    status: STATUS_UNSET,
+    attributes: span.attributes,
+    events: events.length === 0 ? NO_EVENTS : events.map(toEvent),
+    resource: span.resource?.attributes,
+    scope: span.instrumentationScope,
+    droppedAttributesCount: undefined,
+  };
+}
 const NO_EVENTS: SpanEventLike[] = Object.freeze([]) as unknown as SpanEventLike[];
 
 function statusOf(status: ReadableSpan['status']): SpanLike['status'] {
@@ -136,7 +161,7 @@ function collect(
  * on attributes (merging costs a copy per run).
  */
 export function spanIdentity(span: ReadableSpan, nested: boolean, withResource: boolean): RunIdentity {
-  const like = fromReadableSpan(span);
+  const like = identityView(span);
   // Classified once: the claimed reader does not ask the role again.
   const { adapter, role } = classifySpan(like);
   const name = adapter !== undefined && role === 'agent' ? safeAgentName(adapter, like) : undefined;
