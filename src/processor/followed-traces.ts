@@ -69,6 +69,9 @@ export class FollowedTraces {
     parentId: string | undefined,
     parentContext: Context,
   ): void {
+    // Model spans are not followed, like ordinary ones: nothing of theirs is checked live, and
+    // a span below one finds its agent through the model span's parent (`_aboveOrdinary`).
+    if (role === SpanRole.LLM) return;
     let parent = parentId === undefined ? undefined : state.spans.get(parentId);
     if (parent === undefined && parentId !== undefined)
       parent = this._followedParent(state, parentId, parentContext);
@@ -126,10 +129,10 @@ export class FollowedTraces {
   }
 
   /**
-   * Out of the sample, a trace holds its agent spans only; other agent-related spans (tools,
-   * models, chains) map to the agent above them (no allocation), enough for nesting, live
-   * checks and the skipped record. Ordinary spans are not followed: an agent-related span
-   * under one is placed under the agent that started last and is still open.
+   * Out of the sample, a trace holds its agent spans only; tools and chains map to the agent
+   * above them (no allocation), enough for nesting, live checks and the skipped record.
+   * Ordinary and model spans are not followed: a span under one finds its agent through that
+   * span's own parent, else is placed under the agent that started last and is still open.
    */
   private _startedSampledOut(
     state: TraceState,

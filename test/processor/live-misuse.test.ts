@@ -9,7 +9,7 @@ import { ToolwatchSpanProcessor } from '../../src/processor/toolwatch-span-proce
 import { trajectory } from '../../src/scorers/trajectory.js';
 import type { MisuseEvent } from '../../src/types.js';
 import { createMetrics, fakeScorer, pointValue, policyOf } from './harness.js';
-import { pipeline, startAgent, tool } from './tracing.js';
+import { inside, pipeline, startAgent, startPlain, tool } from './tracing.js';
 
 function monitor() {
   const events: MisuseEvent[] = [];
@@ -192,5 +192,45 @@ describe('live misuse through the processor', () => {
     } finally {
       diag.disable();
     }
+  });
+});
+
+describe('live misuse out of the sample, below model spans (not followed there)', () => {
+  it('finds the agent of a tool below a model span through the model span, beside another open agent', async () => {
+    const misuses: MisuseEvent[] = [];
+    const p = pipeline({
+      policy: definePolicy({
+        sampling: { ratio: 0 },
+        rules: [{ name: 'r', match: { agent: '*' }, scorers: [trajectory({ forbiddenTools: ['delete'] })] }],
+      }),
+      onMisuse: (event) => misuses.push(event),
+    });
+    const root = startPlain(p.tracer, 'GET /tasks');
+    const first = startAgent(p.tracer, 'first', root);
+    const model = p.tracer.startSpan(
+      'chat m',
+      { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'm' } },
+      inside(first),
+    );
+    // Started after `first`'s model span: the agent that started last, and still open.
+    const second = startAgent(p.tracer, 'second', root);
+    tool(p.tracer, 'delete', model);
+    model.end();
+    tool(p.tracer, 'delete', second);
+    second.end();
+    first.end();
+    root.end();
+    expect(misuses.map((m) => [m.kind, m.tool, m.agent])).toEqual([
+      ['forbidden', 'delete', 'first'],
+      ['forbidden', 'delete', 'second'],
+    ]);
+    // Each run still gets its record.
+    const records = p.exporter
+      .getFinishedSpans()
+      .filter((s) => s.attributes['toolwatch.evaluation.rule'] !== undefined)
+      .map((s) => s.name)
+      .sort();
+    expect(records).toEqual(['invoke_agent first', 'invoke_agent second']);
+    await p.provider.shutdown();
   });
 });
