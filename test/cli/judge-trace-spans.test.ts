@@ -1,5 +1,4 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
 import { loadJudges } from '../../src/cli/commands/score.js';
@@ -7,6 +6,7 @@ import { spansFromOtlpJson } from '../../src/conventions/from-otlp-json.js';
 import { evaluateTraceSpans, evaluateTraces } from '../../src/evaluation/evaluate-traces.js';
 import { loadPolicy } from '../../src/policy/load-policy.js';
 import type { Problem, SpanLike, Verdict } from '../../src/types.js';
+import { otlpFixtures } from '../helpers/recorded-fixtures.js';
 import { TraceBuilder } from '../helpers/trace-builder.js';
 
 const POISON = 'dead0000000000000000000000000bad';
@@ -22,18 +22,6 @@ vi.mock('../../src/reconstruction/reconstruct-trace.js', async (importOriginal) 
     },
   };
 });
-
-const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));
-
-function otlpFixtures(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir).sort()) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...otlpFixtures(path));
-    else if (name.endsWith('.otlp.json')) out.push(path);
-  }
-  return out;
-}
 
 /** Every agent, nested runs too, with deterministic scorers of each family. */
 const POLICY = `version: 1
@@ -70,7 +58,7 @@ function byTrace(spans: SpanLike[]): Map<string, SpanLike[]> {
 describe('evaluateTraceSpans (the CLI window’s judge): the same verdicts as evaluateTraces', () => {
   it('for every recorded fixture, trace by trace, synchronously when no judge runs', async () => {
     const policy = await loadPolicy(POLICY);
-    const files = otlpFixtures(fixtures);
+    const files = otlpFixtures();
     expect(files.length).toBeGreaterThan(50);
     let verdictCount = 0;
     for (const file of files) {

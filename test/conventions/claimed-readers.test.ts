@@ -1,12 +1,9 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CONVENTION_ADAPTERS, classifySpan } from '../../src/conventions/classify.js';
-import { spansFromOtlpJson } from '../../src/conventions/from-otlp-json.js';
 import { NO_INPUT } from '../../src/conventions/merge-llm-facts.js';
 import { safeAgentName } from '../../src/reconstruction/read-facts.js';
 import type { SpanLike } from '../../src/types.js';
+import { recordedSpans } from '../helpers/recorded-fixtures.js';
 
 /**
  * Reconstruction classifies a span once and then reads it through the claiming adapter's
@@ -14,21 +11,8 @@ import type { SpanLike } from '../../src/types.js';
  * readers read for a span of that role, and the classification objects are shared.
  */
 
-const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));
-
-function allSpans(dir: string): SpanLike[] {
-  const out: SpanLike[] = [];
-  for (const name of readdirSync(dir).sort()) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...allSpans(path));
-    else if (name.endsWith('.otlp.json'))
-      out.push(...spansFromOtlpJson(JSON.parse(readFileSync(path, 'utf8'))));
-  }
-  return out;
-}
-
 describe('claimed readers', () => {
-  const spans = allSpans(fixtures);
+  const spans = recordedSpans();
 
   it('llmSaysNothing only for model spans every reader reads as nothing (recorded spans, and each with its content)', () => {
     let silent = 0;

@@ -1,23 +1,10 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { spansFromOtlpJson } from '../../src/conventions/from-otlp-json.js';
 import type { Problem } from '../../src/types.js';
+import { otlpFixtures } from '../helpers/recorded-fixtures.js';
 import { spansFromOtlpJson as previousSpansFromOtlpJson } from './previous-from-otlp-json.js';
-
-const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));
-
-function otlpFixtures(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir).sort()) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...otlpFixtures(path));
-    else if (name.endsWith('.otlp.json')) out.push(path);
-  }
-  return out;
-}
 
 /** Both decoders on the same input: spans and problems, as plain data. */
 function both(payload: unknown): { now: unknown; before: unknown } {
@@ -44,7 +31,7 @@ const span = (traceId: unknown, spanId: unknown, parentSpanId?: unknown) => ({
 const request = (spans: unknown[]) => ({ resourceSpans: [{ scopeSpans: [{ spans }] }] });
 
 describe('OTLP/JSON decoder: the same spans and problems as the previous decoder', () => {
-  const files = otlpFixtures(fixtures);
+  const files = otlpFixtures();
 
   it('for every recorded fixture, alone and one after another (the id caches cross calls)', () => {
     expect(files.length).toBeGreaterThan(50);
@@ -86,7 +73,7 @@ describe('OTLP/JSON decoder: the same spans and problems as the previous decoder
         ],
       });
     }
-    for (const file of otlpFixtures(fixtures)) requests.push(JSON.parse(readFileSync(file, 'utf8')));
+    for (const file of otlpFixtures()) requests.push(JSON.parse(readFileSync(file, 'utf8')));
     for (const r of requests) {
       const { now, before } = both(r);
       expect(JSON.stringify(now)).toBe(JSON.stringify(before));

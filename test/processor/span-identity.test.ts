@@ -1,6 +1,3 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
@@ -8,11 +5,10 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import { classifySpan } from '../../src/conventions/classify.js';
-import { spansFromOtlpJson } from '../../src/conventions/from-otlp-json.js';
 import { fromReadableSpan } from '../../src/conventions/from-readable-span.js';
 import { agentNameOf } from '../../src/conventions/span-role.js';
 import { spanIdentity } from '../../src/processor/run-builder.js';
-import type { SpanLike } from '../../src/types.js';
+import { recordedSpans } from '../helpers/recorded-fixtures.js';
 
 /**
  * Rule matching reads an agent span's identity through a light view of the SDK span (name,
@@ -21,25 +17,12 @@ import type { SpanLike } from '../../src/types.js';
  * SDK span.
  */
 
-const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));
-
-function allSpans(dir: string): SpanLike[] {
-  const out: SpanLike[] = [];
-  for (const name of readdirSync(dir).sort()) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...allSpans(path));
-    else if (name.endsWith('.otlp.json'))
-      out.push(...spansFromOtlpJson(JSON.parse(readFileSync(path, 'utf8'))));
-  }
-  return out;
-}
-
 describe('spanIdentity', () => {
   it('reads the name the full conversion of the span gives, for every recorded span', () => {
     const exporter = new InMemorySpanExporter();
     const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
     const tracer = provider.getTracer('replay');
-    for (const recorded of allSpans(fixtures)) {
+    for (const recorded of recordedSpans()) {
       const span = tracer.startSpan(recorded.name, {
         attributes: recorded.attributes as Record<string, string>,
         startTime: recorded.startTime,

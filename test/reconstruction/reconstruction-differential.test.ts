@@ -1,6 +1,4 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CONVENTION_ADAPTERS, classifySpan } from '../../src/conventions/classify.js';
@@ -9,6 +7,7 @@ import type { ConventionAdapter } from '../../src/conventions/span-facts.js';
 import { readAhead } from '../../src/reconstruction/read-facts.js';
 import { reconstructTrace, reconstructTraces } from '../../src/reconstruction/reconstruct-trace.js';
 import type { SpanLike } from '../../src/types.js';
+import { otlpFixtures } from '../helpers/recorded-fixtures.js';
 import { mulberry32 } from '../helpers/seeded-random.js';
 import {
   CONVENTION_ADAPTERS as REFERENCE_ADAPTERS,
@@ -31,18 +30,6 @@ import {
  * (undefined-valued keys, NaN and -0 kept apart by toStrictEqual); offline, with the
  * processor's `readAhead` readings, and with only some spans read ahead.
  */
-
-const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));
-
-function otlpFixtures(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir).sort()) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...otlpFixtures(path));
-    else if (name.endsWith('.otlp.json')) out.push(path);
-  }
-  return out;
-}
 
 /** JSON text of a result, back references (run, parent, execution) written as span ids. */
 function text(value: unknown): string {
@@ -648,7 +635,7 @@ function randomTrace(seed: number): SpanLike[] {
 }
 
 describe('reconstruction: the same runs and problems as the previous implementation', () => {
-  const files = otlpFixtures(fixtures);
+  const files = otlpFixtures();
 
   it('for every recorded fixture, trace by trace', () => {
     expect(files.length).toBeGreaterThan(50);
