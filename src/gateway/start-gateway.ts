@@ -48,6 +48,14 @@ export interface StartGatewayOptions extends ToolwatchGatewayOptions {
    * gRPC DEADLINE_EXCEEDED with the stream reset. Default 300,000 ms.
    */
   requestTimeoutMs?: number;
+  /**
+   * How long an HTTP connection may sit idle between requests before it is closed (Node's
+   * `keepAliveTimeout`). Default 60,000 ms, the Collector's OTLP/HTTP receiver's
+   * `keepalive.idle_timeout`: Node's own 5 s is shorter than the idle timeouts of the clients
+   * that export here (the Collector's exporters keep connections 90 s), so a connection
+   * closed as an export was written to it failed that export.
+   */
+  idleTimeoutMs?: number;
   /** How long `close()` waits for forwarding before dead-lettering the rest. Default 30,000 ms. */
   drainTimeoutMs?: number;
 }
@@ -72,6 +80,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   // One budget for both transports: the limit is the memory bodies may take, not that much twice.
   const budget = new BodyBudget(options.maxInFlightBytes ?? 256 * 1024 * 1024, gateway.registry);
   const maxConnections = options.maxConnections ?? 4096;
+  const idleTimeoutMs = options.idleTimeoutMs ?? 60_000;
   try {
     if (options.http) {
       const handler = httpHandler(gateway, {
@@ -82,7 +91,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
           : {}),
         budget,
       });
-      const timeouts = requestTimeouts(options.requestTimeoutMs);
+      const timeouts = { ...requestTimeouts(options.requestTimeoutMs), keepAliveTimeout: idleTimeoutMs };
       const server = tls
         ? createHttpsServer({ ...tls, ...timeouts }, handler)
         : createHttpServer(timeouts, handler);
@@ -91,7 +100,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       servers.push(server);
     }
     if (options.metrics) {
-      const server = createHttpServer((req, res) => {
+      const server = createHttpServer({ keepAliveTimeout: idleTimeoutMs }, (req, res) => {
         if (!serveProbes(gateway, req, res)) {
           res.writeHead(404, { 'content-type': 'text/plain' });
           res.end('not found\n');

@@ -11,6 +11,8 @@ describe('serve: numeric flags at their edges', () => {
     'max-held-bytes',
     'max-connections',
     'request-timeout',
+    // Node's keepAliveTimeout of 0 keeps idle connections for ever.
+    'idle-timeout',
   ])(
     'serve --%s 0 is a usage error (it refused every request for as long as the gateway ran)',
     async (flag) => {

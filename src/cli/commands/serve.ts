@@ -40,6 +40,8 @@ writes the verdicts onto the agent spans and forwards every span.
                         are closed on arrival, default 4096
   --request-timeout MS  longest a request may take to arrive whole (HTTP 408, gRPC
                         DEADLINE_EXCEEDED), default 300000
+  --idle-timeout MS     how long an HTTP connection may stay idle between requests
+                        (default 60000, the Collector's OTLP receiver's)
   --drain-timeout MS    on SIGTERM, how long to wait for forwarding (default 30000)
   -h, --help            this text
 
@@ -72,6 +74,7 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
         'max-in-flight-bytes': { type: 'string' },
         'max-connections': { type: 'string' },
         'request-timeout': { type: 'string' },
+        'idle-timeout': { type: 'string' },
         'drain-timeout': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -140,6 +143,7 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
     maxInFlightBytes: number('max-in-flight-bytes', 1),
     maxConnections: number('max-connections', 1),
     requestTimeoutMs: number('request-timeout', 1),
+    idleTimeoutMs: number('idle-timeout', 1),
     drainTimeoutMs: number('drain-timeout'),
   };
   if (!values.policy) problems.push('--policy is required');
