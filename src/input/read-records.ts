@@ -37,9 +37,11 @@ export interface ReadRecordsOptions {
   /** Leading lines that may all be unreadable before a file is declared not OTLP/JSON. Default 1000. */
   maxLeadingUnreadable?: number;
   /**
-   * Offered each JSON Lines line that looks like one request (starts with `{`, ends with `}`)
-   * before it is parsed; returning true takes it: it is counted as read and not parsed here
-   * (`toolwatch score --jobs` parses it in a worker, which reports it if it is unreadable).
+   * Offered each JSON Lines line that looks like one request (starts with `{"resourceSpans":`,
+   * ends with `}`) before it is parsed; returning true takes it: it is counted as read and not
+   * parsed here (`toolwatch score --jobs` parses it in a worker, which reports it if it is
+   * unreadable). A line right after an unreadable one is not offered: parsed here, it ends the
+   * run of unreadable lines or joins it, so the run stays one problem as with one thread.
    * Default: none (every line is parsed here).
    */
   claim?: (text: string, file: string, line: number) => boolean;
@@ -52,6 +54,14 @@ export interface ReadRecordsOptions {
 }
 
 const MiB = 1024 * 1024;
+/**
+ * How an OTLP/JSON request line starts as the Collector's file exporter (and `JSON.stringify`
+ * of a request) writes it. Only such lines are offered to `claim`: other JSON (a span per
+ * line, a log record) is parsed here, so a file of it gives one problem for its run of
+ * unreadable lines, not one per line from the thread each was handed to.
+ */
+const REQUEST_START = '{"resourceSpans":';
+const REQUEST_START_BYTES = Buffer.from(REQUEST_START);
 /** Records handed over per yield. */
 const BATCH_RECORDS = 16;
 const GZIP_MAGIC = [0x1f, 0x8b];
@@ -294,7 +304,8 @@ async function* readJson(
     }
     if (
       claim !== undefined &&
-      c0 === 0x7b &&
+      bad === undefined &&
+      text.startsWith(REQUEST_START) &&
       text.charCodeAt(text.length - 1) === 0x7d &&
       claim(text, file, lineNo)
     ) {
@@ -337,9 +348,20 @@ async function* readJson(
   // The first line is decoded (a byte-order mark, or the start of a document), and so is
   // every line while a document may be open.
   const offerBytes = (chunk: Buffer, start: number, nl: number): boolean => {
-    if (claimBytes === undefined || lineNo === 0 || doc !== undefined) return false;
+    if (claimBytes === undefined || lineNo === 0 || doc !== undefined || bad !== undefined) return false;
     const end = nl > start && chunk[nl - 1] === 0x0d ? nl - 1 : nl;
-    if (end - start < 2 || end - start > maxDocument || chunk[start] !== 0x7b || chunk[end - 1] !== 0x7d)
+    if (
+      end - start <= REQUEST_START_BYTES.length ||
+      end - start > maxDocument ||
+      chunk[end - 1] !== 0x7d ||
+      chunk.compare(
+        REQUEST_START_BYTES,
+        0,
+        REQUEST_START_BYTES.length,
+        start,
+        start + REQUEST_START_BYTES.length,
+      ) !== 0
+    )
       return false;
     if (!claimBytes(chunk, start, end, file, lineNo + 1)) return false;
     lineNo++;

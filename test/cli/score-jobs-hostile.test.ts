@@ -285,21 +285,38 @@ describe('score --jobs, attacked: one thread = N threads', () => {
     expect(one.stderr).toContain(`order.jsonl:4: trace ${a} reappeared after its window closed`);
   });
 
-  // BUG (not fixed, outside the files this attack may change): consecutive unreadable lines
-  // are one problem with one thread ("bad-run.jsonl:21-23: 3 unreadable lines (first: …)"), but
-  // a line the shard scan takes (it starts with `{`, ends with `}` and names a lower-case trace
-  // id) is parsed and reported by a worker on its own, and cuts the reader's run of bad lines
-  // in two: with --jobs 2 the same file gives three problems (lines 21, 22 and 23). The counts
-  // (unreadable records, exit code) agree; only the problem lines differ. At scale: 1,500 such
-  // lines after a record are one problem with one thread, 1,500 with --jobs (20 shown).
-  it.fails('BUG: a run of unreadable lines, one of them taken by the shard scan, is one problem', async () => {
+  it('a run of unreadable lines, one of them a broken request naming a worker’s trace, is one problem', async () => {
+    // Found by an attack: consecutive unreadable lines are one problem with one thread
+    // ("bad-run.jsonl:21-23: 3 unreadable lines (first: …)"), but a line the shard scan took
+    // (it starts with `{`, ends with `}` and names a trace id) was parsed and reported by a
+    // worker on its own, and cut the reader's run of bad lines in two: three problems.
     const [a, b] = idsOnTwoThreads();
     const name = file('bad-run.jsonl');
     const good = JSON.stringify(request(goodRun(b)));
     // After the reader's first batch of records (16), from which nothing is taken.
     const first = Array.from({ length: 20 }, (_, i) => JSON.stringify(request(goodRun(traceIdOf(300 + i)))));
-    await writeFile(name, `${first.join('\n')}\nxx\n{"traceId":"${a}"}\nyy\n${good}\n`);
-    await sameWithJobs([name, '--policy', policy], [2]);
+    await writeFile(name, `${first.join('\n')}\nxx\n{"resourceSpans":[{"traceId":"${a}"},]}\nyy\n${good}\n`);
+    const one = await sameWithJobs([name, '--policy', policy], [2]);
+    expect(one.stderr).toMatch(/bad-run\.jsonl:21-23: 3 unreadable lines \(first: not JSON/);
+  });
+
+  it('a file of other JSON after a record (a span per line) is one problem, not one per line', async () => {
+    // At scale the same cut gave 1,500 problems (20 shown) for 1,500 such lines: each was taken
+    // by the scan, as it names a trace id, and reported by the thread it went to.
+    const [a, b] = idsOnTwoThreads();
+    const name = file('spans-per-line.jsonl');
+    const first = Array.from({ length: 20 }, (_, i) => JSON.stringify(request(goodRun(traceIdOf(400 + i)))));
+    const flat = Array.from({ length: 1_500 }, (_, i) =>
+      JSON.stringify({
+        traceId: i % 2 === 0 ? a : b,
+        spanId: (i + 1).toString(16).padStart(16, '0'),
+        name: 'x',
+      }),
+    );
+    await writeFile(name, `${[...first, ...flat].join('\n')}\n`);
+    const one = await sameWithJobs([name, '--policy', policy], [2, 3]);
+    expect(one.stderr).toContain('spans-per-line.jsonl:21-1520: 1500 unreadable lines (first: not an OTLP');
+    expect(one.stderr.split('\n').filter((line) => line.includes('spans-per-line.jsonl:'))).toHaveLength(1);
   });
 
   it('a seeded random differential: 36 random inputs, windows and thread counts', async () => {
