@@ -210,11 +210,17 @@ describe('reconstructTrace on bad input: never throws, records problems', () => 
     const small = syntheticAgentTrace({ tools: 2_500, members: 250 });
     const large = syntheticAgentTrace({ tools: 25_000, members: 2_500 });
     expect(large.length).toBeGreaterThanOrEqual(100_000);
+    // The fastest of three: one garbage collection or a busy neighbour on a shared machine
+    // must not read as a complexity change.
     const time = (spans: SpanLike[]) => {
-      reconstructTrace(spans);
-      const t0 = performance.now();
-      const trace = reconstructTrace(spans);
-      return { ms: performance.now() - t0, trace };
+      let trace = reconstructTrace(spans);
+      let ms = Number.POSITIVE_INFINITY;
+      for (let i = 0; i < 3; i++) {
+        const t0 = performance.now();
+        trace = reconstructTrace(spans);
+        ms = Math.min(ms, performance.now() - t0);
+      }
+      return { ms, trace };
     };
     const a = time(small);
     const b = time(large);
