@@ -353,7 +353,7 @@ describe('score --jobs, attacked: one thread = N threads', () => {
       'links',
     ])
       expect(seen).toContain(w);
-  }, 120_000);
+  }, 240_000);
 
   // 32 threads start 31 workers, each loading the CLI under tsx (about 1 s each on 2 cores).
   it('hostile shapes: 32 threads on one run, more threads than traces, nothing to judge under --gate', async () => {
