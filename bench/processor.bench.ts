@@ -549,6 +549,61 @@ async function coldJudging() {
   };
 }
 
+/**
+ * Where a judged run's added CPU time is spent: inside toolwatch's hooks, or in the rest of
+ * the pipeline (the SDK's own span work, the batch processor, the collector), which toolwatch
+ * can slow without running: its code and data evict the SDK's from the CPU caches, and what it
+ * holds survives collections. The same timer wraps an empty processor and toolwatch, in
+ * alternating rounds of one process; the CPU time per run minus the hook time per run is the
+ * pipeline's own.
+ */
+async function outsideHooks() {
+  defaultPolicy ??= benchPolicy();
+  const policy = defaultPolicy;
+  const oneRound = async (inner: SpanProcessor) => {
+    const timed = new TimedProcessor(inner);
+    const provider = new BasicTracerProvider({
+      spanProcessors: [timed, new BatchSpanProcessor(new CountingExporter())],
+    });
+    const tracer = provider.getTracer('bench');
+    const cpuStarted = process.cpuUsage();
+    for (let i = 0; i < RUNS_PER_ROUND; i++) {
+      agentRun(tracer);
+      if (i % YIELD_EVERY_RUNS === YIELD_EVERY_RUNS - 1) await tick();
+    }
+    await provider.forceFlush();
+    const cpu = process.cpuUsage(cpuStarted);
+    await provider.shutdown();
+    const cpuPerRun = (cpu.user + cpu.system) / RUNS_PER_ROUND;
+    const hooksPerRun = (timed.spent * 1000) / RUNS_PER_ROUND;
+    return { cpuPerRun, hooksPerRun, outside: cpuPerRun - hooksPerRun };
+  };
+  await oneRound(new NoopSpanProcessor());
+  await oneRound(new ToolwatchSpanProcessor({ policy }));
+  const empty: Array<Awaited<ReturnType<typeof oneRound>>> = [];
+  const tw: Array<Awaited<ReturnType<typeof oneRound>>> = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    if (r % 2 === 0) {
+      empty.push(await oneRound(new NoopSpanProcessor()));
+      tw.push(await oneRound(new ToolwatchSpanProcessor({ policy })));
+    } else {
+      tw.push(await oneRound(new ToolwatchSpanProcessor({ policy })));
+      empty.push(await oneRound(new NoopSpanProcessor()));
+    }
+  }
+  const m = (rs: Array<Awaited<ReturnType<typeof oneRound>>>, k: 'cpuPerRun' | 'hooksPerRun' | 'outside') =>
+    median(rs.map((r) => r[k]));
+  const f = (n: number) => n.toFixed(1);
+  return {
+    workload:
+      'judged run, µs of CPU: inside the hooks / in the rest of the pipeline (empty processor → toolwatch)',
+    'CPU per run': `${f(m(empty, 'cpuPerRun'))} → ${f(m(tw, 'cpuPerRun'))}`,
+    'in the hooks': `${f(m(empty, 'hooksPerRun'))} → ${f(m(tw, 'hooksPerRun'))}`,
+    'rest of the pipeline': `${f(m(empty, 'outside'))} → ${f(m(tw, 'outside'))}`,
+    'added outside the hooks': Number(median(tw.map((t, i) => t.outside - empty[i]!.outside)).toFixed(1)),
+  };
+}
+
 /** Times a span processor's hooks apart for runs in and out of a sample (by trace id, as the policy decides). */
 class SplitTimedProcessor implements SpanProcessor {
   /** [out of the sample, in it] */
@@ -848,7 +903,7 @@ async function loadPeers(): Promise<Array<{ label: string; make: () => SpanProce
 
 /**
  * `TOOLWATCH_BENCH_ROWS=judged,sampled npm run bench -- processor` measures only those rows
- * (judged, cold, sampled, split, messages, async, nomatch, ordinary, floor, metrics, exported, peers, breakdown, memory, misuse): a
+ * (judged, cold, sampled, split, outside, messages, async, nomatch, ordinary, floor, metrics, exported, peers, breakdown, memory, misuse): a
  * quicker loop while working on one path. All rows by default.
  */
 const ROW_FILTER = process.env.TOOLWATCH_BENCH_ROWS?.split(',').map((r) => r.trim());
@@ -864,6 +919,7 @@ export async function run(): Promise<BenchReport> {
     ? await throughput('agent runs, policy sampling 0.1', (t) => agentRun(t), 0.9, { policy: tenth })
     : undefined;
   const split = wanted('split') ? await sampledSplit() : undefined;
+  const outside = wanted('outside') ? await outsideHooks() : undefined;
   // Not the targets' workload: the same runs with the messages real frameworks record.
   const withMessages = wanted('messages')
     ? await throughput('agent runs with messages, judged', agentRunWithMessages, undefined)
@@ -972,6 +1028,7 @@ export async function run(): Promise<BenchReport> {
   rows.push(...peerRows);
   if (cold) rows.push(cold);
   if (split) rows.push(split);
+  if (outside) rows.push(outside);
   if (parts) {
     rows.push({
       workload: 'per agent run, in isolation (µs)',
