@@ -243,3 +243,31 @@ describe('readRecords', () => {
     expect(order).toEqual(['record 1', 'problem 2', 'record 3', 'problem 4', 'record 5']);
   });
 });
+
+describe('readInput: lines offered to claim (what `score --jobs` hands to workers undecoded)', () => {
+  it('offers request lines, but neither other JSON nor the line after an unreadable one', async () => {
+    const [a, b, c, d, e] = ids(5).map((id) => JSON.stringify(request(id)));
+    const span = JSON.stringify({ traceId: ids(1)[0], spanId: '1'.repeat(16), name: 'x' });
+    const name = join(dir, 'claims.jsonl');
+    // 1 a, 2 b, 3 span, 4 c, 5 d, 6 "xx", 7 e
+    await writeFile(name, `${a}\n${b}\n${span}\n${c}\n${d}\nxx\n${e}\n`);
+    const offered: number[] = [];
+    const parsed: number[] = [];
+    for await (const batch of readInput(name, {
+      claim: (_text, _file, line) => {
+        offered.push(line);
+        return true;
+      },
+      claimBytes: (_chunk, _start, _end, _file, line) => {
+        offered.push(line);
+        return true;
+      },
+    })) {
+      for (const item of batch) if (isTraceRecord(item)) parsed.push(item.line);
+    }
+    // The span line is parsed here (unreadable); c and e, each right after an unreadable line,
+    // are parsed here too, and end the run of unreadable lines.
+    expect(offered).toEqual([1, 2, 5]);
+    expect(parsed).toEqual([4, 7]);
+  });
+});
