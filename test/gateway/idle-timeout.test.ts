@@ -105,6 +105,21 @@ describe('the gateway keeps idle HTTP connections', () => {
     metrics.socket.destroy();
   }, 30_000);
 
+  it('does not hold up close(): idle connections are closed as the gateway stops', async () => {
+    const r = await startGateway({ policy: supportPolicy(), http: { port: 0 }, metrics: { port: 0 } });
+    const traces = connection(r.addresses.http!);
+    const metrics = connection(r.addresses.metrics!);
+    await traces.send('/v1/traces', protobufOf(recordRun(['lookup_account'])));
+    await metrics.send('/metrics');
+    const started = performance.now();
+    await r.close();
+    // Well under the 60 s idle timeout (and the 30 s drain timeout): nothing waited for them.
+    expect(performance.now() - started).toBeLessThan(10_000);
+    await sleep(100);
+    expect(traces.closedAt()).toBeDefined();
+    expect(metrics.closedAt()).toBeDefined();
+  }, 30_000);
+
   it('for --idle-timeout, then closes them', async () => {
     const r = await startGateway({
       policy: supportPolicy(),
