@@ -52,6 +52,7 @@ export function spanLikeOf(entry: SpanEntry, span: ReadableSpan, ending: boolean
 }
 
 const STATUS_UNSET: SpanLike['status'] = Object.freeze({ code: 0 }) as SpanLike['status'];
+const NO_EVENTS: SpanEventLike[] = Object.freeze([]) as unknown as SpanEventLike[];
 
 /**
  * The span as classification and the adapters' agent-name readers see it: its name,
@@ -77,7 +78,6 @@ function identityView(span: ReadableSpan): SpanLike {
     droppedAttributesCount: undefined,
   };
 }
-const NO_EVENTS: SpanEventLike[] = Object.freeze([]) as unknown as SpanEventLike[];
 
 function statusOf(status: ReadableSpan['status']): SpanLike['status'] {
   const code = status.code as StatusCode;
