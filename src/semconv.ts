@@ -135,6 +135,8 @@ export const ATTR_TOOLWATCH_EVALUATION_FAILED = 'toolwatch.evaluation.failed' as
 export const ATTR_TOOLWATCH_EVALUATION_RULE = 'toolwatch.evaluation.rule' as const;
 export const ATTR_TOOLWATCH_EVALUATION_POLICY_DIGEST = 'toolwatch.evaluation.policy_digest' as const;
 export const ATTR_TOOLWATCH_KEEP = 'toolwatch.keep' as const;
+/** Gateway: ids under which the trace held two spans with different content (all judged). */
+export const ATTR_TOOLWATCH_EVALUATION_SPAN_ID_CONFLICTS = 'toolwatch.evaluation.span_id_conflicts' as const;
 export const ATTR_TOOLWATCH_SCORER_KIND = 'toolwatch.scorer.kind' as const;
 export const ATTR_TOOLWATCH_SCORER_DIGEST = 'toolwatch.scorer.digest' as const;
 export const ATTR_TOOLWATCH_RULE = 'toolwatch.rule' as const;

@@ -8,6 +8,7 @@ import type { RawSpan } from '../otlp/trace-request-splice.js';
 import {
   ATTR_TOOLWATCH_EVALUATION_FAILED,
   ATTR_TOOLWATCH_EVALUATION_PASSED,
+  ATTR_TOOLWATCH_EVALUATION_SPAN_ID_CONFLICTS,
   ATTR_TOOLWATCH_KEEP,
   EVENT_GEN_AI_EVALUATION_RESULT,
 } from '../semconv.js';
@@ -53,11 +54,21 @@ export async function judgeTraces(
   const raw: RawSpan[] = [];
   for (const trace of traces) {
     for (const span of trace.raw) {
-      const list = bySpan.get(span.traceId + span.spanId);
+      // A span that reused another's id was judged under its alias (see TraceAssembler.add).
+      const key = span.traceId + (trace.aliases.get(span) ?? span.spanId);
+      const list = bySpan.get(key);
       if (list) {
-        span.bytes = appendToSpan(span.bytes, mergedAttributes(list), events(list, span, policy));
-        // Written once even if the span arrived twice (a retried request).
-        bySpan.delete(span.traceId + span.spanId);
+        const attributes = mergedAttributes(list);
+        if (trace.conflicts.length > 0) {
+          // Every verdict of the trace says so, and asks tail sampling to keep the trace.
+          attributes[ATTR_TOOLWATCH_EVALUATION_SPAN_ID_CONFLICTS] = trace.conflicts.slice(
+            0,
+            MAX_CONFLICTS_LISTED,
+          );
+          attributes[ATTR_TOOLWATCH_KEEP] = true;
+        }
+        span.bytes = appendToSpan(span.bytes, attributes, events(list, span, policy));
+        bySpan.delete(key);
       }
       raw.push(span);
     }
@@ -86,6 +97,9 @@ function mergedAttributes(verdicts: readonly Verdict[]): Record<string, unknown>
   }
   return attributes;
 }
+
+/** Span ids a verdict lists as conflicting; the metric counts every one. */
+const MAX_CONFLICTS_LISTED = 16;
 
 function events(verdicts: readonly Verdict[], span: RawSpan, policy: Policy): EventToAdd[] {
   // At the span's end, where the processor adds them (`onEnding`); now for a span without one.

@@ -113,6 +113,10 @@ export class ToolwatchGateway {
         'toolwatch_gateway_late_spans_total',
         'Spans that arrived after their trace was judged (forwarded unjudged).',
       ),
+      conflicts: r.counter(
+        'toolwatch_gateway_span_id_conflicts_total',
+        'Spans that arrived under the id of another span of their trace with other content: judged, forwarded, and marked on the verdict (toolwatch.evaluation.span_id_conflicts).',
+      ),
       unjudged: r.counter(
         'toolwatch_gateway_spans_undecodable_total',
         'Spans forwarded unjudged because they could not be decoded.',
@@ -264,10 +268,11 @@ export class ToolwatchGateway {
     this._count.received!({ transport }, raw.length);
     this._count.requests!({ transport, outcome: 'accepted' });
     for (const span of raw) {
-      const like = decoded.get(span.traceId + span.spanId);
+      const like = decoded.get(span.traceId + span.spanId)?.shift();
       if (!like) this._count.unjudged!();
       const outcome = this._assembler.add(span, like, now);
-      if (outcome === 'late') {
+      if (outcome === 'conflict') this._count.conflicts!();
+      else if (outcome === 'late') {
         this._count.late!();
         this._late.push(span);
       } else if (outcome === 'duplicate') {
@@ -284,11 +289,19 @@ export class ToolwatchGateway {
     };
   }
 
-  private _decode(bytes: Uint8Array): Map<string, SpanLike> {
+  /**
+   * The request's decoded spans by trace and span id, in request order: spans that share an
+   * id each get their own, in the order both lists keep (a map of one span per id paired both
+   * raw spans of a reused id with the last one's content).
+   */
+  private _decode(bytes: Uint8Array): Map<string, SpanLike[]> {
     const problems: Problem[] = [];
-    const out = new Map<string, SpanLike>();
+    const out = new Map<string, SpanLike[]>();
     for (const span of spansFromOtlpJson(otlpJsonFromProtobuf(bytes), problems)) {
-      out.set(span.traceId + span.spanId, span);
+      const key = span.traceId + span.spanId;
+      const same = out.get(key);
+      if (same) same.push(span);
+      else out.set(key, [span]);
     }
     this._keepProblems(problems);
     return out;

@@ -13,10 +13,14 @@ export interface BufferedTrace {
   spans: SpanLike[];
   firstAt: number;
   lastAt: number;
-  /** span id → parent span id ('' for roots), for the outermost-agent check. */
-  parents: Map<string, string>;
+  /** span id → the first span received with it (its parent id, '' for roots, for the outermost-agent check). */
+  byId: Map<string, RawSpan>;
   agentSpanIds: string[];
   full: boolean;
+  /** Ids under which a span with other content arrived after the first (see `add`), each once. */
+  conflicts: string[];
+  /** The id each conflicting span is judged under (it cannot share the first one's). */
+  aliases: Map<RawSpan, string>;
 }
 
 export interface TraceAssemblerOptions {
@@ -56,10 +60,14 @@ export class TraceAssembler {
 
   /**
    * `late` when the trace was already judged (the span passes through unjudged);
-   * `duplicate` when the trace already holds a span with this id — a sender retrying a
-   * request the gateway had accepted — so a retry never counts a tool call twice.
+   * `duplicate` when the trace already holds this span — same id, same bytes, same resource
+   * and scope: a sender retrying a request the gateway had accepted — so a retry never counts
+   * a tool call twice; `conflict` when it holds another span under this id. A conflicting span
+   * is kept and judged under an alias (`<id>#<n>`, never a hex id): dropping it as a retry
+   * would let a sender hide a call (a `delete_all` sent under the id of an earlier `lookup`)
+   * from the verdict and from every backend behind the gateway.
    */
-  add(raw: RawSpan, span: SpanLike | undefined, now: number): 'buffered' | 'late' | 'duplicate' {
+  add(raw: RawSpan, span: SpanLike | undefined, now: number): 'buffered' | 'late' | 'duplicate' | 'conflict' {
     if (this._decided.has(raw.traceId)) return 'late';
     let trace = this._traces.get(raw.traceId);
     if (!trace) {
@@ -69,22 +77,31 @@ export class TraceAssembler {
         spans: [],
         firstAt: now,
         lastAt: now,
-        parents: new Map(),
+        byId: new Map(),
         agentSpanIds: [],
         full: false,
+        conflicts: [],
+        aliases: new Map(),
       };
       this._traces.set(raw.traceId, trace);
-    } else if (trace.parents.has(raw.spanId)) return 'duplicate';
+    }
+    const first = trace.byId.get(raw.spanId);
+    let alias: string | undefined;
+    if (first) {
+      if (sameSpan(first, raw)) return 'duplicate';
+      if (!trace.conflicts.includes(raw.spanId)) trace.conflicts.push(raw.spanId);
+      alias = `${raw.spanId}#${trace.aliases.size + 1}`;
+      trace.aliases.set(raw, alias);
+    } else trace.byId.set(raw.spanId, raw);
     trace.raw.push(raw);
     trace.lastAt = now;
-    trace.parents.set(raw.spanId, raw.parentSpanId);
     if (span) {
-      trace.spans.push(span);
+      trace.spans.push(alias === undefined ? span : { ...span, spanId: alias });
       if (classify(span) === 'agent') trace.agentSpanIds.push(raw.spanId);
     }
     this._spans++;
     if (trace.raw.length >= this._o.maxSpansPerTrace) trace.full = true;
-    return 'buffered';
+    return alias === undefined ? 'buffered' : 'conflict';
   }
 
   /** Removes and returns the traces that are due at `now`. */
@@ -119,9 +136,18 @@ export class TraceAssembler {
   }
 }
 
+/** A retry: the span message, resource and scope exactly as the first time. */
+function sameSpan(a: RawSpan, b: RawSpan): boolean {
+  return (
+    a.resource.key === b.resource.key &&
+    a.scope.key === b.scope.key &&
+    Buffer.from(a.bytes.buffer, a.bytes.byteOffset, a.bytes.byteLength).equals(b.bytes)
+  );
+}
+
 function anchored(trace: BufferedTrace): boolean {
   if (trace.agentSpanIds.length === 0) {
-    for (const parent of trace.parents.values()) if (parent === '') return true;
+    for (const span of trace.byId.values()) if (span.parentSpanId === '') return true;
     return false;
   }
   // Each span's answer is remembered, so agent spans nested in one chain cost O(spans) in
@@ -134,10 +160,10 @@ function anchored(trace: BufferedTrace): boolean {
     let result: boolean | undefined;
     path.length = 0;
     // Bounded by the number of spans, so a parent cycle in hostile input cannot loop forever.
-    for (let steps = 0; steps <= trace.parents.size; steps++) {
+    for (let steps = 0; steps <= trace.byId.size; steps++) {
       result = known.get(current);
       if (result !== undefined) break;
-      const parent = trace.parents.get(current);
+      const parent = trace.byId.get(current)?.parentSpanId;
       if (parent === undefined) {
         result = false;
         break;
