@@ -24,6 +24,12 @@ export interface EvaluateTracesOptions {
   limiter?: JudgeLimiter;
   /** Decoding and reconstruction problems are appended here. Default: dropped. */
   problems?: Problem[];
+  /**
+   * Runs no verdict covers are appended here, in verdict order: runs no rule matched, nor
+   * any rule any run enclosing them (a member run inside a judged run is covered by its
+   * verdict). Default: not collected.
+   */
+  unmatched?: AgentRun[];
   signal?: AbortSignal;
 }
 
@@ -78,10 +84,18 @@ function judgeTraces(
 ): Verdict[] | Promise<Verdict[]> {
   const entries: Entry[] = [];
   let pending = 0;
+  const unmatched = options.unmatched;
+  // Runs a verdict covers; a run's parent comes before it in `runsInOrder`.
+  const covered = unmatched ? new Set<AgentRun>() : undefined;
   for (const trace of traces) {
     for (const p of trace.problems) problems.push(p);
     for (const run of runsInOrder(trace.runs)) {
-      for (const evaluation of evaluateRun(run, policy)) {
+      const evaluations = evaluateRun(run, policy);
+      if (covered) {
+        if (evaluations.length > 0 || (run.parent !== undefined && covered.has(run.parent))) covered.add(run);
+        else unmatched!.push(run);
+      }
+      for (const evaluation of evaluations) {
         pending += evaluation.pending.length;
         entries.push({
           run,

@@ -3,16 +3,17 @@ import { evaluationEventAttributes } from '../emission/events.js';
 import type { ToolwatchMetrics } from '../emission/metrics.js';
 import { evaluateTraces } from '../evaluation/evaluate-traces.js';
 import type { JudgeLimiter } from '../evaluation/judge-limiter.js';
-import { appendToSpan, type EventToAdd } from '../otlp/encode-values.js';
+import { appendToSpan, DoubleValue, type EventToAdd } from '../otlp/encode-values.js';
 import type { RawSpan } from '../otlp/trace-request-splice.js';
 import {
+  ATTR_GEN_AI_EVALUATION_SCORE_VALUE,
   ATTR_TOOLWATCH_EVALUATION_FAILED,
   ATTR_TOOLWATCH_EVALUATION_PASSED,
   ATTR_TOOLWATCH_EVALUATION_SPAN_ID_CONFLICTS,
   ATTR_TOOLWATCH_KEEP,
   EVENT_GEN_AI_EVALUATION_RESULT,
 } from '../semconv.js';
-import type { JudgeFunction, MisuseKind, Policy, Problem, Verdict } from '../types.js';
+import type { AgentRun, JudgeFunction, MisuseKind, Policy, Problem, Verdict } from '../types.js';
 import type { BufferedTrace } from './trace-assembler.js';
 
 export interface JudgeOptions {
@@ -27,14 +28,15 @@ export interface JudgeOptions {
  * Judges complete traces through `evaluateTraces` — the one pipeline the processor and the
  * CLI use — and writes each verdict onto its agent span's bytes: the summary attributes and
  * one `gen_ai.evaluation.result` event per result, as the processor does in `onEnding`.
- * Returns the traces' spans, ready to forward.
+ * Returns the traces' spans, ready to forward, the verdicts, and the runs no rule matched.
  */
 export async function judgeTraces(
   traces: readonly BufferedTrace[],
   policy: Policy,
   options: JudgeOptions,
-): Promise<{ spans: RawSpan[]; verdicts: Verdict[] }> {
+): Promise<{ spans: RawSpan[]; verdicts: Verdict[]; unmatched: AgentRun[] }> {
   const spans = traces.flatMap((t) => t.spans);
+  const unmatched: AgentRun[] = [];
   const verdicts =
     spans.length === 0
       ? []
@@ -42,6 +44,7 @@ export async function judgeTraces(
           ...(options.judges ? { judges: options.judges } : {}),
           limiter: options.limiter,
           problems: options.problems,
+          unmatched,
         });
   const bySpan = new Map<string, Verdict[]>();
   for (const verdict of verdicts) {
@@ -73,7 +76,7 @@ export async function judgeTraces(
       raw.push(span);
     }
   }
-  return { spans: raw, verdicts };
+  return { spans: raw, verdicts, unmatched };
 }
 
 /**
@@ -105,11 +108,14 @@ function events(verdicts: readonly Verdict[], span: RawSpan, policy: Policy): Ev
   // At the span's end, where the processor adds them (`onEnding`); now for a span without one.
   const time = span.endTimeUnixNano > 0n ? span.endTimeUnixNano : BigInt(Date.now()) * 1_000_000n;
   return verdicts.flatMap((v) =>
-    v.results.map((result) => ({
-      name: EVENT_GEN_AI_EVALUATION_RESULT,
-      timeUnixNano: time,
-      attributes: evaluationEventAttributes(result, policy.redact),
-    })),
+    v.results.map((result) => {
+      const attributes: Record<string, unknown> = evaluationEventAttributes(result, policy.redact);
+      // A double on the wire, whole numbers included: one attribute, one type (the convention's).
+      attributes[ATTR_GEN_AI_EVALUATION_SCORE_VALUE] = new DoubleValue(
+        attributes[ATTR_GEN_AI_EVALUATION_SCORE_VALUE] as number,
+      );
+      return { name: EVENT_GEN_AI_EVALUATION_RESULT, timeUnixNano: time, attributes };
+    }),
   );
 }
 

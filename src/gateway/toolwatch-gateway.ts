@@ -1,13 +1,16 @@
 import { spansFromOtlpJson } from '../conventions/from-otlp-json.js';
+import { failedScorers } from '../emission/attributes.js';
+import { cappedName } from '../emission/capped-name.js';
 import { ToolwatchMetrics } from '../emission/metrics.js';
 import { JudgeLimiter } from '../evaluation/judge-limiter.js';
 import { otlpJsonFromProtobuf } from '../otlp/otlp-protobuf.js';
 import { encodeTraceRequest, type RawSpan, splitTraceRequest } from '../otlp/trace-request-splice.js';
-import type { JudgeFunction, Policy, Problem, SpanLike } from '../types.js';
+import type { AgentRun, JudgeFunction, Policy, Problem, SpanLike, Verdict } from '../types.js';
 import { Forwarder, type ForwarderOptions } from './forwarder.js';
+import type { GatewayLogger, GatewayLogRecord, VerdictLogging } from './gateway-log.js';
 import { judgeTraces } from './judge-traces.js';
 import { PrometheusRegistry } from './prometheus-registry.js';
-import { type Completion, TraceAssembler } from './trace-assembler.js';
+import { type BufferedTrace, type Completion, TraceAssembler } from './trace-assembler.js';
 
 export interface ToolwatchGatewayOptions {
   policy: Policy;
@@ -49,7 +52,22 @@ export interface ToolwatchGatewayOptions {
   registry?: PrometheusRegistry;
   /** Clock. Default `Date.now`. */
   now?: () => number;
+  /**
+   * Where log records go: verdicts (see `logVerdicts`), agent names no rule matched (once
+   * each), forwarding that fails or recovers. Default none: the core never writes to the
+   * console; `toolwatch serve` writes them to stderr.
+   */
+  logger?: GatewayLogger;
+  /** Which verdicts are logged: `failing` (not passed, or with span id conflicts), `all`, `none`. Default `failing`. */
+  logVerdicts?: VerdictLogging;
 }
+
+/**
+ * Distinct agent names the gateway labels its unmatched-runs metric with and logs once each;
+ * further names count under `otel_metric_overflow="true"` (as the SDK caps series), so span
+ * data cannot grow the registry or the log without bound.
+ */
+export const MAX_UNMATCHED_AGENT_NAMES = 1000;
 
 export type IngestResult =
   | { kind: 'accepted'; spans: number; rejectedSpans: number; message: string }
@@ -82,6 +100,9 @@ export class ToolwatchGateway {
   private _judging: Promise<void> = Promise.resolve();
   private _timer: NodeJS.Timeout | undefined;
   private _draining = false;
+  /** Agent names seen in runs no rule matched (bounded: `MAX_UNMATCHED_AGENT_NAMES`). */
+  private readonly _unmatchedNames = new Set<string>();
+  private _unmatchedOverflowLogged = false;
   private readonly _count: Record<string, (labels?: Record<string, string>, value?: number) => void>;
 
   constructor(private readonly _o: ToolwatchGatewayOptions) {
@@ -128,6 +149,10 @@ export class ToolwatchGateway {
       verdicts: r.counter(
         'toolwatch_gateway_verdicts_total',
         'Verdicts written onto forwarded spans, by rule and passed.',
+      ),
+      unmatched: r.counter(
+        'toolwatch_gateway_agent_runs_unmatched_total',
+        'Agent runs no rule matched (nor any run enclosing them), by agent name.',
       ),
     };
     r.gauge(
@@ -322,9 +347,7 @@ export class ToolwatchGateway {
     return this._judge(due);
   }
 
-  private _judge(
-    due: { trace: import('./trace-assembler.js').BufferedTrace; completion: Completion }[],
-  ): Promise<void> {
+  private _judge(due: { trace: BufferedTrace; completion: Completion }[]): Promise<void> {
     const late = this._late;
     this._late = [];
     if (late.length > 0) this._send(late);
@@ -339,7 +362,7 @@ export class ToolwatchGateway {
         return;
       }
       try {
-        const { spans, verdicts } = await judgeTraces(traces, this._o.policy, {
+        const { spans, verdicts, unmatched } = await judgeTraces(traces, this._o.policy, {
           ...(this._o.judges ? { judges: this._o.judges } : {}),
           metrics: this.metrics,
           limiter: this._limiter,
@@ -347,6 +370,8 @@ export class ToolwatchGateway {
         });
         for (const v of verdicts) this._count.verdicts!({ rule: v.rule, passed: String(v.passed) });
         this._send(spans);
+        this._logVerdicts(verdicts, traces);
+        for (const run of unmatched) this._unmatched(run);
       } catch (err) {
         // A failure of the pipeline must not lose spans: forward them unjudged.
         problems.push({
@@ -358,6 +383,70 @@ export class ToolwatchGateway {
       this._keepProblems(problems);
     });
     return this._judging;
+  }
+
+  /** One record per verdict `logVerdicts` asks for. */
+  private _logVerdicts(verdicts: readonly Verdict[], traces: readonly BufferedTrace[]): void {
+    const which = this._o.logVerdicts ?? 'failing';
+    if (!this._o.logger || which === 'none' || verdicts.length === 0) return;
+    const conflicts = new Map<string, string[]>();
+    for (const t of traces) if (t.conflicts.length > 0) conflicts.set(t.traceId, t.conflicts);
+    for (const v of verdicts) {
+      const conflicting = conflicts.get(v.trace_id);
+      if (which === 'failing' && v.passed && !conflicting) continue;
+      this._log({
+        level: v.passed && !conflicting ? 'info' : 'warn',
+        msg: v.passed ? 'verdict passed' : 'verdict failed',
+        attributes: {
+          trace_id: v.trace_id,
+          span_id: v.span_id,
+          agent: v.agent,
+          rule: v.rule,
+          failed_scorers: failedScorers(v.results),
+          ...(conflicting ? { span_id_conflicts: conflicting.slice(0, 16) } : {}),
+        },
+      });
+    }
+  }
+
+  /** Counts a run no rule matched, by agent name; the first run of each name is logged. */
+  private _unmatched(run: AgentRun): void {
+    const name = cappedName(run.agent);
+    if (!this._unmatchedNames.has(name)) {
+      if (this._unmatchedNames.size >= MAX_UNMATCHED_AGENT_NAMES) {
+        this._count.unmatched!({ otel_metric_overflow: 'true' });
+        if (!this._unmatchedOverflowLogged) {
+          this._unmatchedOverflowLogged = true;
+          this._log({
+            level: 'warn',
+            msg: 'more agent names matched no rule than are logged; further names are counted without their name',
+            attributes: { limit: MAX_UNMATCHED_AGENT_NAMES },
+          });
+        }
+        return;
+      }
+      this._unmatchedNames.add(name);
+      this._log({
+        level: 'warn',
+        msg: 'agent run matched no rule (logged once per agent name)',
+        attributes: {
+          agent: name,
+          trace_id: run.traceId,
+          span_id: run.spanId,
+          rules: this._o.policy.rules.length,
+        },
+      });
+    }
+    this._count.unmatched!({ agent: name });
+  }
+
+  /** A logger that throws must not stop judging or forwarding. */
+  private _log(record: GatewayLogRecord): void {
+    try {
+      this._o.logger?.(record);
+    } catch {
+      // The record is lost; the metrics still count what it said.
+    }
   }
 
   private _send(spans: RawSpan[]): void {

@@ -1,5 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import {
+  formatLogRecord,
+  type GatewayLogRecord,
+  type LogFormat,
+  type VerdictLogging,
+} from '../../gateway/gateway-log.js';
 import { type Listen, type RunningGateway, startGateway } from '../../gateway/start-gateway.js';
 import { loadPolicy } from '../../policy/load-policy.js';
 import { PolicyError } from '../../policy/policy-error.js';
@@ -43,6 +49,9 @@ writes the verdicts onto the agent spans and forwards every span.
   --idle-timeout MS     how long an HTTP connection may stay idle between requests
                         (default 60000, the Collector's OTLP receiver's)
   --drain-timeout MS    on SIGTERM, how long to wait for forwarding (default 30000)
+  --log-verdicts WHICH  verdicts logged to stderr, one line each: failing (default:
+                        not passed, or with span id conflicts), all, or none
+  --log-format F        text (default) or json (one object per line)
   -h, --help            this text
 
 Binds to 127.0.0.1 unless told otherwise. SIGTERM or SIGINT: stop accepting, judge what
@@ -76,6 +85,8 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
         'request-timeout': { type: 'string' },
         'idle-timeout': { type: 'string' },
         'drain-timeout': { type: 'string' },
+        'log-verdicts': { type: 'string' },
+        'log-format': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -106,6 +117,12 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
     else if (Number(text) < least) problems.push(`--${name}: must be at least ${least}, got ${text}`);
     return Number(text);
   };
+  function oneOf<T extends string>(name: string, choices: readonly T[], fallback: T): T {
+    const text = (values[name] as string | undefined) ?? fallback;
+    if ((choices as readonly string[]).includes(text)) return text as T;
+    problems.push(`--${name}: expected ${choices.join(', ')}, got ${JSON.stringify(text)}`);
+    return fallback;
+  }
   const http = listen('http', '127.0.0.1:4318');
   const grpc = listen('grpc', '127.0.0.1:4317');
   const metrics = listen('metrics', '127.0.0.1:9464');
@@ -131,6 +148,8 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
   } catch (err) {
     problems.push(`--token-file: ${(err as Error).message}`);
   }
+  const logVerdicts = oneOf<VerdictLogging>('log-verdicts', ['failing', 'all', 'none'], 'failing');
+  const logFormat = oneOf<LogFormat>('log-format', ['text', 'json'], 'text');
   if (Boolean(values['tls-cert']) !== Boolean(values['tls-key']))
     problems.push('--tls-cert and --tls-key go together');
   const options = {
@@ -167,11 +186,20 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
       return 2;
     }
   }
+  // The CLI's own lines read as they always did in text; in JSON they are records like the core's.
+  const say = (text: string, msg: string, attributes: GatewayLogRecord['attributes'] = {}) =>
+    io.stderr(
+      logFormat === 'json'
+        ? formatLogRecord({ level: 'info', msg, attributes }, 'json', new Date())
+        : `toolwatch serve: ${text}\n`,
+    );
   let running: RunningGateway;
   try {
     running = await startGateway({
       policy,
       forward,
+      logger: (record) => io.stderr(formatLogRecord(record, logFormat, new Date())),
+      logVerdicts,
       ...(judges ? { judges } : {}),
       ...(http ? { http } : {}),
       ...(grpc ? { grpc } : {}),
@@ -187,14 +215,24 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
     return 2;
   }
   const a = running.addresses;
-  io.stderr(
-    `toolwatch serve: policy ${values.policy} digest ${policy.digest}\n` +
-      `toolwatch serve: listening${a.http ? ` http ${a.http}` : ''}${a.grpc ? ` grpc ${a.grpc}` : ''}${a.metrics ? ` metrics ${a.metrics}` : ''}\n` +
-      `toolwatch serve: forwarding to ${forward.length > 0 ? forward.map(withoutPassword).join(', ') : 'nothing (spans are judged and dropped)'}\n`,
+  say(`policy ${values.policy} digest ${policy.digest}`, 'policy', {
+    policy: values.policy as string,
+    digest: policy.digest,
+  });
+  say(
+    `listening${a.http ? ` http ${a.http}` : ''}${a.grpc ? ` grpc ${a.grpc}` : ''}${a.metrics ? ` metrics ${a.metrics}` : ''}`,
+    'listening',
+    { ...a },
+  );
+  const endpoints = forward.map(withoutPassword);
+  say(
+    `forwarding to ${forward.length > 0 ? endpoints.join(', ') : 'nothing (spans are judged and dropped)'}`,
+    'forwarding',
+    { endpoints },
   );
   await new Promise<void>((resolve) => {
     const done = (signal: string) => {
-      io.stderr(`toolwatch serve: ${signal}: draining\n`);
+      say(`${signal}: draining`, 'draining', { signal });
       resolve();
     };
     process.once('SIGTERM', () => done('SIGTERM'));
@@ -203,8 +241,16 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
   });
   await running.close();
   const r = running.gateway.registry;
-  io.stderr(
-    `toolwatch serve: stopped; spans received ${r.total('toolwatch_gateway_spans_received_total')}, forwarded ${r.total('toolwatch_gateway_spans_forwarded_total')}, dead-lettered ${r.total('toolwatch_gateway_spans_dead_lettered_total')}, dropped ${r.total('toolwatch_gateway_spans_dropped_total')}\n`,
+  const spans = {
+    received: r.total('toolwatch_gateway_spans_received_total'),
+    forwarded: r.total('toolwatch_gateway_spans_forwarded_total'),
+    dead_lettered: r.total('toolwatch_gateway_spans_dead_lettered_total'),
+    dropped: r.total('toolwatch_gateway_spans_dropped_total'),
+  };
+  say(
+    `stopped; spans received ${spans.received}, forwarded ${spans.forwarded}, dead-lettered ${spans.dead_lettered}, dropped ${spans.dropped}`,
+    'stopped',
+    spans,
   );
   return 0;
 }
