@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Forwarder, type ForwarderEvents } from '../../src/gateway/forwarder.js';
 
@@ -164,5 +164,57 @@ describe('Forwarder and redirects', () => {
     expect(r.log).toEqual(['dead-lettered 4 http_301']);
     expect(seen).toEqual(['POST /v1/traces']);
     await forwarder.close(100);
+  });
+});
+
+describe('Forwarder and an upstream slower than the timeout', () => {
+  it('sends a batch once and counts it unconfirmed (timeout), not re-sent nor dead-lettered', async () => {
+    let received = 0;
+    const url = await upstream((_req, res) => {
+      received++;
+      // Has the whole batch, answers after the gateway stopped waiting.
+      setTimeout(() => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(), 1_500);
+    });
+    const r = recorder();
+    const unconfirmed: string[] = [];
+    const forwarder = new Forwarder(
+      { endpoints: [url], timeoutMs: 300, maxAttempts: 3, initialBackoffMs: 10 },
+      { ...r.events, unconfirmed: (_e, spans, reason) => unconfirmed.push(`${spans} ${reason}`) },
+    );
+    forwarder.send(new Uint8Array([0x0a, 0x00]), 3);
+    await forwarder.idle();
+    // Before: 3 requests (the upstream got the batch 3 times), then "dead-lettered 3
+    // retries_exhausted_timeout" for spans it had.
+    expect(received).toBe(1);
+    expect(r.log).toEqual([]);
+    expect(unconfirmed).toEqual(['3 timeout']);
+    expect(r.settled()).toBe(3);
+    await forwarder.close(100);
+  });
+
+  it.each([
+    ['an upstream not reading it (32 MiB cannot all be written)', 'http', 32 * 1024 * 1024],
+    ['a TLS handshake that never completes (the body waits in Node)', 'https', 2],
+  ])('still retries a timeout before the body was handed over: %s', async (_what, scheme, size) => {
+    // Accepts the connection and never reads from it.
+    const silent = createNetServer((socket) => socket.pause());
+    silent.listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    const url = `${scheme}://127.0.0.1:${(silent.address() as AddressInfo).port}/v1/traces`;
+    const r = recorder();
+    const unconfirmed: string[] = [];
+    const forwarder = new Forwarder(
+      { endpoints: [url], timeoutMs: 300, maxAttempts: 2, initialBackoffMs: 10 },
+      { ...r.events, unconfirmed: (_e, spans, reason) => unconfirmed.push(`${spans} ${reason}`) },
+    );
+    try {
+      forwarder.send(new Uint8Array(size as number), 2);
+      await forwarder.idle();
+      expect(r.log).toEqual(['retried timeout', 'dead-lettered 2 retries_exhausted_timeout']);
+      expect(unconfirmed).toEqual([]);
+    } finally {
+      await forwarder.close(100);
+      silent.close();
+    }
   });
 });

@@ -49,6 +49,9 @@ writes the verdicts onto the agent spans and forwards every span.
   --idle-timeout MS     how long an HTTP connection may stay idle between requests
                         (default 60000, the Collector's OTLP receiver's)
   --drain-timeout MS    on SIGTERM, how long to wait for forwarding (default 30000)
+  --unready-after-failures N  /readyz answers 503 after N failed forward attempts in a
+                        row to an endpoint, until one succeeds (empty exports probe it
+                        meanwhile); default 5, 0 = readiness ignores forwarding
   --log-verdicts WHICH  verdicts logged to stderr, one line each: failing (default:
                         not passed, or with span id conflicts), all, or none
   --log-format F        text (default) or json (one object per line)
@@ -85,6 +88,7 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
         'request-timeout': { type: 'string' },
         'idle-timeout': { type: 'string' },
         'drain-timeout': { type: 'string' },
+        'unready-after-failures': { type: 'string' },
         'log-verdicts': { type: 'string' },
         'log-format': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -148,6 +152,7 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
   } catch (err) {
     problems.push(`--token-file: ${(err as Error).message}`);
   }
+  const unreadyAfterFailures = number('unready-after-failures');
   const logVerdicts = oneOf<VerdictLogging>('log-verdicts', ['failing', 'all', 'none'], 'failing');
   const logFormat = oneOf<LogFormat>('log-format', ['text', 'json'], 'text');
   if (Boolean(values['tls-cert']) !== Boolean(values['tls-key']))
@@ -198,6 +203,7 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
     running = await startGateway({
       policy,
       forward,
+      ...(unreadyAfterFailures !== undefined ? { forwarding: { unreadyAfterFailures } } : {}),
       logger: (record) => io.stderr(formatLogRecord(record, logFormat, new Date())),
       logVerdicts,
       ...(judges ? { judges } : {}),
@@ -246,9 +252,10 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
     forwarded: r.total('toolwatch_gateway_spans_forwarded_total'),
     dead_lettered: r.total('toolwatch_gateway_spans_dead_lettered_total'),
     dropped: r.total('toolwatch_gateway_spans_dropped_total'),
+    unconfirmed: r.total('toolwatch_gateway_spans_unconfirmed_total'),
   };
   say(
-    `stopped; spans received ${spans.received}, forwarded ${spans.forwarded}, dead-lettered ${spans.dead_lettered}, dropped ${spans.dropped}`,
+    `stopped; spans received ${spans.received}, forwarded ${spans.forwarded}, dead-lettered ${spans.dead_lettered}, dropped ${spans.dropped}, unconfirmed ${spans.unconfirmed}`,
     'stopped',
     spans,
   );
