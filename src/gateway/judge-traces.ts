@@ -14,7 +14,7 @@ import {
   EVENT_GEN_AI_EVALUATION_RESULT,
 } from '../semconv.js';
 import type { AgentRun, JudgeFunction, MisuseKind, Policy, Problem, Verdict } from '../types.js';
-import type { BufferedTrace } from './trace-assembler.js';
+import { type BufferedTrace, listedConflicts } from './trace-assembler.js';
 
 export interface JudgeOptions {
   judges?: Record<string, JudgeFunction | unknown>;
@@ -62,12 +62,9 @@ export async function judgeTraces(
       const list = bySpan.get(key);
       if (list) {
         const attributes = mergedAttributes(list);
-        if (trace.conflicts.length > 0) {
+        if (trace.conflicts.size > 0) {
           // Every verdict of the trace says so, and asks tail sampling to keep the trace.
-          attributes[ATTR_TOOLWATCH_EVALUATION_SPAN_ID_CONFLICTS] = trace.conflicts.slice(
-            0,
-            MAX_CONFLICTS_LISTED,
-          );
+          attributes[ATTR_TOOLWATCH_EVALUATION_SPAN_ID_CONFLICTS] = listedConflicts(trace);
           attributes[ATTR_TOOLWATCH_KEEP] = true;
         }
         span.bytes = appendToSpan(span.bytes, attributes, events(list, span, policy));
@@ -100,9 +97,6 @@ function mergedAttributes(verdicts: readonly Verdict[]): Record<string, unknown>
   }
   return attributes;
 }
-
-/** Span ids a verdict lists as conflicting; the metric counts every one. */
-const MAX_CONFLICTS_LISTED = 16;
 
 function events(verdicts: readonly Verdict[], span: RawSpan, policy: Policy): EventToAdd[] {
   // At the span's end, where the processor adds them (`onEnding`); now for a span without one.

@@ -10,7 +10,7 @@ import { Forwarder, type ForwarderOptions } from './forwarder.js';
 import type { GatewayLogger, GatewayLogRecord, VerdictLogging } from './gateway-log.js';
 import { judgeTraces } from './judge-traces.js';
 import { PrometheusRegistry } from './prometheus-registry.js';
-import { type BufferedTrace, type Completion, TraceAssembler } from './trace-assembler.js';
+import { type BufferedTrace, type Completion, listedConflicts, TraceAssembler } from './trace-assembler.js';
 
 export interface ToolwatchGatewayOptions {
   policy: Policy;
@@ -430,7 +430,7 @@ export class ToolwatchGateway {
     const which = this._o.logVerdicts ?? 'failing';
     if (!this._o.logger || which === 'none' || verdicts.length === 0) return;
     const conflicts = new Map<string, string[]>();
-    for (const t of traces) if (t.conflicts.length > 0) conflicts.set(t.traceId, t.conflicts);
+    for (const t of traces) if (t.conflicts.size > 0) conflicts.set(t.traceId, listedConflicts(t));
     for (const v of verdicts) {
       const conflicting = conflicts.get(v.trace_id);
       if (which === 'failing' && v.passed && !conflicting) continue;
@@ -443,7 +443,7 @@ export class ToolwatchGateway {
           agent: v.agent,
           rule: v.rule,
           failed_scorers: failedScorers(v.results),
-          ...(conflicting ? { span_id_conflicts: conflicting.slice(0, 16) } : {}),
+          ...(conflicting ? { span_id_conflicts: conflicting } : {}),
         },
       });
     }

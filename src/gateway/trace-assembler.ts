@@ -17,8 +17,8 @@ export interface BufferedTrace {
   byId: Map<string, RawSpan>;
   agentSpanIds: string[];
   full: boolean;
-  /** Ids under which a span with other content arrived after the first (see `add`), each once. */
-  conflicts: string[];
+  /** Ids under which a span with other content arrived after the first (see `add`). */
+  conflicts: Set<string>;
   /** The id each conflicting span is judged under (it cannot share the first one's). */
   aliases: Map<RawSpan, string>;
 }
@@ -80,7 +80,7 @@ export class TraceAssembler {
         byId: new Map(),
         agentSpanIds: [],
         full: false,
-        conflicts: [],
+        conflicts: new Set(),
         aliases: new Map(),
       };
       this._traces.set(raw.traceId, trace);
@@ -89,7 +89,7 @@ export class TraceAssembler {
     let alias: string | undefined;
     if (first) {
       if (sameSpan(first, raw)) return 'duplicate';
-      if (!trace.conflicts.includes(raw.spanId)) trace.conflicts.push(raw.spanId);
+      trace.conflicts.add(raw.spanId);
       alias = `${raw.spanId}#${trace.aliases.size + 1}`;
       trace.aliases.set(raw, alias);
     } else trace.byId.set(raw.spanId, raw);
@@ -134,6 +134,19 @@ export class TraceAssembler {
       this._decided.delete(this._decided.values().next().value!);
     }
   }
+}
+
+/** Span ids a verdict and its log line list as conflicting; the metric counts every span. */
+const MAX_CONFLICTS_LISTED = 16;
+
+/** The first `MAX_CONFLICTS_LISTED` conflicting span ids of a trace, in arrival order. */
+export function listedConflicts(trace: BufferedTrace): string[] {
+  const out: string[] = [];
+  for (const id of trace.conflicts) {
+    if (out.length === MAX_CONFLICTS_LISTED) break;
+    out.push(id);
+  }
+  return out;
 }
 
 /** A retry: the span message, resource and scope exactly as the first time. */

@@ -5,6 +5,7 @@
  */
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { GatewayLogRecord } from '../../src/gateway/gateway-log.js';
 import { ToolwatchGateway } from '../../src/gateway/toolwatch-gateway.js';
 import { protobufOf, recordRun, type Sink, startSink, supportPolicy } from './helpers.js';
 
@@ -15,7 +16,7 @@ afterEach(async () => {
   for (const s of sinks.splice(0)) await s.close();
 });
 
-async function gatewayAt(clock: { now: number }) {
+async function gatewayAt(clock: { now: number }, records: GatewayLogRecord[] = []) {
   const sink = await startSink();
   sinks.push(sink);
   const gw = new ToolwatchGateway({
@@ -23,6 +24,7 @@ async function gatewayAt(clock: { now: number }) {
     forward: [sink.url],
     decisionWaitMs: 100,
     now: () => clock.now,
+    logger: (r) => records.push(r),
   });
   gateways.push(gw);
   return { gw, sink };
@@ -108,5 +110,30 @@ describe('a span id reused with other content', () => {
     const agent = sink.decoded().find((s) => s.name === 'invoke_agent support_agent')!;
     expect(agent.attributes['toolwatch.evaluation.passed']).toBe(true);
     expect(agent.attributes['toolwatch.evaluation.span_id_conflicts']).toBeUndefined();
+  });
+
+  it('marks a passing verdict too, logs it under the default (failing) and lists at most 16 ids', async () => {
+    const clock = { now: 1_000_000 };
+    const records: GatewayLogRecord[] = [];
+    const { gw, sink } = await gatewayAt(clock, records);
+    const spans = recordRun(['lookup_account'], 20);
+    const plain = spans.filter((s) => s.name.startsWith('db '));
+    // Each plain span's id reused by the next plain span's content: 20 conflicts, no tool call.
+    const reused = plain.map((s, i) => underId(plain[(i + 1) % plain.length]!, s.spanContext().spanId));
+    expect(gw.ingest(protobufOf(spans), 'http').kind).toBe('accepted');
+    expect(gw.ingest(protobufOf(reused), 'http').kind).toBe('accepted');
+    await judgeAll(gw, sink, clock, spans.length + reused.length);
+    expect(gw.registry.total('toolwatch_gateway_span_id_conflicts_total')).toBe(20);
+    const agent = sink.decoded().find((s) => s.name === 'invoke_agent support_agent')!;
+    expect(agent.attributes['toolwatch.evaluation.passed']).toBe(true);
+    const listed = plain.slice(0, 16).map((s) => s.spanContext().spanId);
+    expect(agent.attributes['toolwatch.evaluation.span_id_conflicts']).toEqual(listed);
+    expect(records).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        msg: 'verdict passed',
+        attributes: expect.objectContaining({ span_id_conflicts: listed }),
+      }),
+    ]);
   });
 });
