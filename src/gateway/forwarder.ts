@@ -104,7 +104,7 @@ export class Forwarder {
   private _pendingSpans = 0;
   private _idleWaiters: (() => void)[] = [];
   private _closed = false;
-  /** `authorization` for endpoints given with `user:password@` (fetch refuses such URLs). */
+  /** `authorization` for endpoints given with `user:password@`, kept out of the endpoint label. */
   private readonly _auth = new Map<string, string>();
   private readonly _o: Required<Omit<ForwarderOptions, 'headers'>> & { headers: Record<string, string> };
 
@@ -152,8 +152,8 @@ export class Forwarder {
 
   /**
    * An endpoint as it is sent to and counted: credentials in the URL become a Basic
-   * `authorization` header (fetch throws on them, so every batch was dead-lettered) and stay
-   * out of the endpoint label (metrics are served without authentication).
+   * `authorization` header and stay out of the endpoint label (metrics are served without
+   * authentication).
    */
   private _withoutCredentials(endpoint: string): string {
     let url: URL;
