@@ -226,7 +226,11 @@ export class ToolwatchGateway {
         },
       },
     );
+    // Created at 0, as ToolwatchMetrics seeds its counters: Prometheus' increase() cannot see a
+    // series' first sample, so an alert on the first conflict or unconfirmed batch needs them.
+    this._count.conflicts!({}, 0);
     for (const endpoint of this._forwarder.endpoints) {
+      for (const reason of ['timeout', 'shutdown']) this._count.unconfirmed!({ endpoint, reason }, 0);
       r.gauge(
         'toolwatch_gateway_forward_up',
         'Whether an endpoint delivers (0 after --unready-after-failures failed attempts in a row, until one succeeds).',

@@ -136,4 +136,15 @@ describe('a span id reused with other content', () => {
       }),
     ]);
   });
+
+  it('the conflict and unconfirmed series exist at 0 from the start (an alert sees the first increase)', async () => {
+    const { gw, sink } = await gatewayAt({ now: 1_000_000 });
+    const text = gw.registry.text();
+    // Before: absent until the first conflict, whose increase() an alert could not see.
+    expect(text).toContain('\ntoolwatch_gateway_span_id_conflicts_total 0\n');
+    for (const reason of ['timeout', 'shutdown'])
+      expect(text).toContain(
+        `\ntoolwatch_gateway_spans_unconfirmed_total{endpoint="${sink.url}",reason="${reason}"} 0\n`,
+      );
+  });
 });
