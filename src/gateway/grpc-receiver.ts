@@ -49,20 +49,15 @@ export interface GrpcReceiverOptions {
 export function grpcServer(gateway: ToolwatchGateway, options: GrpcReceiverOptions = {}): grpc.Server {
   const budget =
     options.budget ?? new BodyBudget(options.maxInFlightBytes ?? 256 * 1024 * 1024, gateway.registry);
+  const counted = inFlightBytes(budget, options.receiveTimeoutMs ?? 300_000);
   const server = new grpc.Server({
     'grpc.max_receive_message_length': options.maxRequestBytes ?? 16 * 1024 * 1024,
-    interceptors: [inFlightBytes(budget, options.receiveTimeoutMs ?? 300_000)],
+    // The token is checked on the call's metadata, before grpc-js reads any of its message.
+    interceptors: options.token !== undefined ? [bearerToken(options.token), counted] : [counted],
   });
   server.addService(TRACE_SERVICE, {
     Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
       try {
-        if (options.token !== undefined) {
-          const header = call.metadata.get('authorization')[0];
-          if (!bearerTokenMatches(typeof header === 'string' ? header : undefined, options.token)) {
-            callback(statusError(grpc.status.UNAUTHENTICATED, 'missing or wrong bearer token'));
-            return;
-          }
-        }
         const result = gateway.ingest(call.request, 'grpc');
         switch (result.kind) {
           case 'accepted':
@@ -87,12 +82,34 @@ export function grpcServer(gateway: ToolwatchGateway, options: GrpcReceiverOptio
 }
 
 /**
+ * Refuses a call without the bearer token when its metadata (the HEADERS frame) is read,
+ * before any of its message is: a caller without the token never holds a byte of the budget
+ * the authenticated senders share, whatever message it declares. Refused, the call's stream
+ * is reset (see `inFlightBytes`), so what it goes on sending is discarded.
+ */
+export function bearerToken(token: string): grpc.ServerInterceptor {
+  return (_method, call) =>
+    new grpc.ServerInterceptingCall(call, {
+      start: (next) =>
+        next({
+          onReceiveMetadata: (metadata, pass) => {
+            const header = metadata.get('authorization')[0];
+            if (bearerTokenMatches(typeof header === 'string' ? header : undefined, token)) pass(metadata);
+            else call.sendStatus(statusError(grpc.status.UNAUTHENTICATED, 'missing or wrong bearer token'));
+          },
+        }),
+    });
+}
+
+/**
  * Counts an Export call's bytes against the budget as its data frames arrive, before grpc-js
  * has the whole message (a message is handed over only once complete, so counting there
  * would let any number of slow senders each hold up to the message limit), plus the message
  * after decompression. Over the budget the call is refused at once. The bytes are given back
  * when the call's stream closes: answered, refused, cancelled, timed out or its connection
- * lost.
+ * lost. grpc-js reads no data frame before its handler has the call's metadata, so a call
+ * `bearerToken` refuses on its metadata is never counted; the frames it flushes afterwards are
+ * discarded as any answered call's are.
  */
 export function inFlightBytes(budget: BodyBudget, receiveTimeoutMs: number): grpc.ServerInterceptor {
   return (_method, call) => {
@@ -128,7 +145,8 @@ export function inFlightBytes(budget: BodyBudget, receiveTimeoutMs: number): grp
     if (stream) {
       // Before grpc-js's own listener: a refused chunk never reaches its decoder.
       stream.prependListener('data', (chunk: Buffer) => {
-        // Answered already (refused, too large, past its deadline): grpc-js discards the rest.
+        // Answered already (unauthenticated, refused, too large, past its deadline): grpc-js
+        // discards the rest.
         if (stream.headersSent) return;
         compressed ??= chunk[0] === 1;
         take(chunk.length);

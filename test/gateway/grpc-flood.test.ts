@@ -1,6 +1,4 @@
 import { execFile } from 'node:child_process';
-import { type ClientRequest, request } from 'node:http';
-import { type ClientHttp2Session, type ClientHttp2Stream, connect } from 'node:http2';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import * as grpc from '@grpc/grpc-js';
@@ -11,8 +9,8 @@ import { PrometheusRegistry } from '../../src/gateway/prometheus-registry.js';
 import { type RunningGateway, startGateway } from '../../src/gateway/start-gateway.js';
 import { fields } from '../../src/otlp/protobuf-wire.js';
 import { protobufOf, recordRun, supportPolicy, until } from './helpers.js';
+import { destroySlowSenders, EXPORT, posts, sessions, slowCall, slowPost } from './slow-senders.js';
 
-const EXPORT = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';
 const identity = (b: Buffer) => b;
 
 setFlagsFromString('--expose-gc');
@@ -25,75 +23,12 @@ function heldMemory(): number {
 }
 
 let running: RunningGateway | undefined;
-const sessions: ClientHttp2Session[] = [];
-const posts: ClientRequest[] = [];
 
 afterEach(async () => {
-  for (const s of sessions.splice(0)) s.destroy();
-  for (const p of posts.splice(0)) p.destroy();
+  destroySlowSenders();
   await running?.close();
   running = undefined;
 });
-
-interface Answer {
-  status?: number;
-  details?: Buffer;
-  message?: string;
-}
-
-/**
- * A gRPC Export call over a raw HTTP/2 stream whose message declares `length` bytes and
- * sends only `sent` of them, holding the rest back: a slow (or hostile) sender, which a
- * grpc-js client cannot be made into.
- */
-function slowCall(
-  address: string,
-  length: number,
-  sent: number,
-  headers: Record<string, string> = {},
-): { stream: ClientHttp2Stream; answer: Answer } {
-  const session = connect(`http://${address}`);
-  session.on('error', () => undefined);
-  sessions.push(session);
-  const stream = session.request({
-    ':method': 'POST',
-    ':path': EXPORT,
-    'content-type': 'application/grpc',
-    te: 'trailers',
-    ...headers,
-  });
-  stream.on('error', () => undefined);
-  const answer: Answer = {};
-  const read = (headers: Record<string, unknown>) => {
-    if (headers['grpc-status'] === undefined) return;
-    answer.status = Number(headers['grpc-status']);
-    answer.message = decodeURIComponent(String(headers['grpc-message'] ?? ''));
-    const bin = headers['grpc-status-details-bin'];
-    if (typeof bin === 'string') answer.details = Buffer.from(bin, 'base64');
-  };
-  stream.on('response', read);
-  stream.on('trailers', read);
-  stream.resume();
-  const prefix = Buffer.alloc(5);
-  prefix.writeUInt32BE(length, 1);
-  stream.write(Buffer.concat([prefix, Buffer.alloc(sent)]));
-  return { stream, answer };
-}
-
-/** A plain HTTP POST that declares `length` bytes and sends `sent` of them. */
-function slowPost(port: number, length: number, sent: number): void {
-  const req = request({
-    host: '127.0.0.1',
-    port,
-    method: 'POST',
-    path: '/v1/traces',
-    headers: { 'content-type': 'application/x-protobuf', 'content-length': String(length) },
-  });
-  req.on('error', () => undefined);
-  req.on('response', (res) => res.resume());
-  req.write(Buffer.alloc(sent));
-  posts.push(req);
-}
 
 function exportCall(address: string, body: Uint8Array): Promise<grpc.ServiceError | null> {
   const client = new grpc.Client(address, grpc.credentials.createInsecure());
@@ -193,7 +128,7 @@ describe('gateway gRPC receiver, flooded with messages', () => {
       registry.value('toolwatch_gateway_requests_total', { transport: 'grpc', outcome: 'in_flight_full' }),
     ).toBe(0);
     // Beside a slow sender holding 800 KB, 650 KB sent plain fit (and are undecodable zeros) …
-    slowCall(address, 1_000_000, 800_000);
+    slowCall(address, 1_000_000, 800_000, { authorization: 'Bearer t0ken' });
     await until('the slow sender', () => inFlight() === 800_005);
     expect(await call(new Uint8Array(650_000))).toBe(grpc.status.INVALID_ARGUMENT);
     expect(inFlight()).toBe(800_005);
@@ -262,8 +197,8 @@ describe('gateway gRPC receiver, flooded with messages', () => {
     });
     const registry = running.gateway.registry;
     const port = Number(running.addresses.http!.split(':').pop());
-    slowPost(port, 1_000_000, 800_000);
-    slowPost(port, 1_000_000, 800_000);
+    slowPost(running.addresses.http!, 1_000_000, 800_000);
+    slowPost(running.addresses.http!, 1_000_000, 800_000);
     await until('the HTTP bodies', () => registry.value('toolwatch_gateway_http_body_bytes') === 1_600_000);
     const call = slowCall(running.addresses.grpc!, 1_000_000, 800_000);
     await until('the gRPC call to be refused', () => call.answer.status, 5000);

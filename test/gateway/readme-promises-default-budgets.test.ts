@@ -16,8 +16,6 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { type ClientRequest, request } from 'node:http';
-import { type ClientHttp2Session, connect } from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import {
@@ -29,73 +27,17 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { type RunningGateway, startGateway } from '../../src/gateway/start-gateway.js';
 import { splitTraceRequest } from '../../src/otlp/trace-request-splice.js';
 import { protobufOf, recordRun, type Sink, startSink, supportPolicy, until } from './helpers.js';
+import { destroySlowSenders, EXPORT, posts, sessions, slowCall, slowPost } from './slow-senders.js';
 
 const MiB = 1024 * 1024;
-const EXPORT = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';
 const identity = (b: Buffer) => b;
 const root = new URL('../../', import.meta.url).pathname;
 
 const running: RunningGateway[] = [];
-const posts: ClientRequest[] = [];
-const sessions: ClientHttp2Session[] = [];
 afterEach(async () => {
-  for (const p of posts.splice(0)) p.destroy();
-  for (const s of sessions.splice(0)) s.destroy();
+  destroySlowSenders();
   for (const r of running.splice(0)) await r.close();
 });
-
-/** A POST that declares `length` bytes and sends `body` of them, holding the rest back. */
-function slowPost(address: string, length: number, body: Buffer): { status?: number; retryAfter?: string } {
-  const answer: { status?: number; retryAfter?: string } = {};
-  const [host, port] = address.split(':');
-  const req = request({
-    host,
-    port: Number(port),
-    method: 'POST',
-    path: '/v1/traces',
-    headers: { 'content-type': 'application/x-protobuf', 'content-length': String(length) },
-  });
-  req.on('response', (res) => {
-    answer.status = res.statusCode;
-    answer.retryAfter = res.headers['retry-after'] as string | undefined;
-    res.resume();
-  });
-  req.on('error', () => undefined);
-  req.write(body);
-  posts.push(req);
-  return answer;
-}
-
-/**
- * A gRPC Export call over a raw HTTP/2 stream whose message declares `length` bytes and sends
- * `body` of them (a grpc-js client cannot be made to hold a message back).
- */
-function slowCall(address: string, length: number, body: Buffer): { status?: number; message?: string } {
-  const session = connect(`http://${address}`);
-  session.on('error', () => undefined);
-  sessions.push(session);
-  const stream = session.request({
-    ':method': 'POST',
-    ':path': EXPORT,
-    'content-type': 'application/grpc',
-    te: 'trailers',
-  });
-  stream.on('error', () => undefined);
-  const answer: { status?: number; message?: string } = {};
-  const read = (headers: Record<string, unknown>) => {
-    if (headers['grpc-status'] === undefined) return;
-    answer.status = Number(headers['grpc-status']);
-    answer.message = decodeURIComponent(String(headers['grpc-message'] ?? ''));
-  };
-  stream.on('response', read);
-  stream.on('trailers', read);
-  stream.resume();
-  const prefix = Buffer.alloc(5);
-  prefix.writeUInt32BE(length, 1);
-  stream.write(prefix);
-  if (body.length > 0) stream.write(body);
-  return answer;
-}
 
 function exportCall(address: string, body: Uint8Array): Promise<grpc.ServiceError | null> {
   const client = new grpc.Client(address, grpc.credentials.createInsecure(), {
@@ -134,7 +76,7 @@ describe('README: --max-in-flight-bytes, default 256 MiB, one budget for HTTP an
     );
     expect(senders.map((a) => a.status)).toEqual([undefined, undefined, undefined]);
     // The gRPC frame's 5-byte prefix counts: 64 MiB in all.
-    const call = slowCall(r.addresses.grpc!, 64 * MiB, body.subarray(0, 64 * MiB - 5));
+    const { answer: call } = slowCall(r.addresses.grpc!, 64 * MiB, body.subarray(0, 64 * MiB - 5));
     await until('64 MiB of a gRPC message', () => rpc() === 64 * MiB || call.status !== undefined, 30_000);
     expect(call.status).toBeUndefined();
     // At the default exactly: nothing was refused, nobody was answered.
@@ -146,7 +88,7 @@ describe('README: --max-in-flight-bytes, default 256 MiB, one budget for HTTP an
     await until('the HTTP sender one byte past to be answered', () => late.status, 10_000);
     expect(late).toEqual({ status: 429, retryAfter: '1' });
     // A gRPC call's first frame: RESOURCE_EXHAUSTED, naming the default.
-    const lateCall = slowCall(r.addresses.grpc!, 1024, Buffer.alloc(0));
+    const { answer: lateCall } = slowCall(r.addresses.grpc!, 1024, 0);
     await until('the gRPC call past the budget to be answered', () => lateCall.status, 10_000);
     expect(lateCall.status).toBe(grpc.status.RESOURCE_EXHAUSTED);
     expect(lateCall.message).toBe('gateway busy: request bodies in flight over 268435456 bytes; retry later');
