@@ -39,15 +39,31 @@ export interface StartGatewayOptions extends ToolwatchGatewayOptions {
   maxInFlightBytes?: number;
   /**
    * Open connections each HTTP listener (OTLP/HTTP, metrics) keeps; one more is closed on
-   * arrival (`toolwatch_gateway_connections_refused_total`). gRPC connections are not capped:
-   * grpc-js has no such setting. Default 4,096.
+   * arrival (`toolwatch_gateway_connections_refused_total{reason="max_connections"}`). gRPC
+   * connections are not capped: grpc-js has no such setting. Default 4,096.
    */
   maxConnections?: number;
+  /**
+   * Open connections each HTTP listener keeps from one client address; one more is closed on
+   * arrival (`toolwatch_gateway_connections_refused_total{reason="per_client"}`), so a client
+   * holding its whole share (slow headers, slow bodies) leaves the rest to the others. Senders
+   * behind one NAT or proxy address are one client. Default a quarter of `maxConnections`
+   * (1,024), at least 1; `maxConnections` turns the share off.
+   */
+  maxConnectionsPerClient?: number;
   /**
    * Longest a request may take to arrive whole: HTTP answers 408 (Node's `requestTimeout`),
    * gRPC DEADLINE_EXCEEDED with the stream reset. Default 300,000 ms.
    */
   requestTimeoutMs?: number;
+  /**
+   * Longest an HTTP client may take to send a request's headers, counted from its connection
+   * (or from the first byte of a request on a kept-alive connection); beyond, 408 and the
+   * connection closed (Node's `headersTimeout`). A connection that sends nothing is held to it
+   * too. Default 60,000 ms, the Collector's OTLP/HTTP receiver's `read_header_timeout`; at
+   * most `requestTimeoutMs`.
+   */
+  headersTimeoutMs?: number;
   /**
    * How long an HTTP connection may sit idle between requests before it is closed (Node's
    * `keepAliveTimeout`). Default 60,000 ms, the Collector's OTLP/HTTP receiver's
@@ -80,7 +96,14 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
   // One budget for both transports: the limit is the memory bodies may take, not that much twice.
   const budget = new BodyBudget(options.maxInFlightBytes ?? 256 * 1024 * 1024, gateway.registry);
   const maxConnections = options.maxConnections ?? 4096;
-  const idleTimeoutMs = options.idleTimeoutMs ?? 60_000;
+  const connections = {
+    max: maxConnections,
+    perClient: options.maxConnectionsPerClient ?? Math.max(1, Math.floor(maxConnections / 4)),
+  };
+  const timeouts = {
+    ...requestTimeouts(options.requestTimeoutMs ?? 300_000, options.headersTimeoutMs ?? 60_000),
+    keepAliveTimeout: options.idleTimeoutMs ?? 60_000,
+  };
   try {
     if (options.http) {
       const handler = httpHandler(gateway, {
@@ -91,22 +114,21 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
           : {}),
         budget,
       });
-      const timeouts = { ...requestTimeouts(options.requestTimeoutMs), keepAliveTimeout: idleTimeoutMs };
       const server = tls
         ? createHttpsServer({ ...tls, ...timeouts }, handler)
         : createHttpServer(timeouts, handler);
-      limitConnections(server, 'http', maxConnections, gateway.registry);
+      limitConnections(server, 'http', connections, gateway.registry);
       addresses.http = await listen(server, options.http);
       servers.push(server);
     }
     if (options.metrics) {
-      const server = createHttpServer({ keepAliveTimeout: idleTimeoutMs }, (req, res) => {
+      const server = createHttpServer(timeouts, (req, res) => {
         if (!serveProbes(gateway, req, res)) {
           res.writeHead(404, { 'content-type': 'text/plain' });
           res.end('not found\n');
         }
       });
-      limitConnections(server, 'metrics', maxConnections, gateway.registry);
+      limitConnections(server, 'metrics', connections, gateway.registry);
       addresses.metrics = await listen(server, options.metrics);
       servers.push(server);
     }
@@ -169,20 +191,21 @@ function listen(server: HttpServer, where: Listen): Promise<string> {
 }
 
 /**
- * Node's HTTP timeouts for a request deadline of `ms`. Setting `server.requestTimeout` alone
- * does not hold below 60 s: Node takes the larger `headersTimeout` (60 s) as the deadline, and
- * checks deadlines only every 30 s (`connectionsCheckingInterval`), so a sender that went
- * quiet kept its share of the in-flight budget for 90 s under a 1 s `--request-timeout`.
+ * Node's HTTP timeouts for a request deadline of `requestMs` and a headers deadline of
+ * `headersMs` (Node refuses a headers deadline past the request's). Node checks deadlines only
+ * every `connectionsCheckingInterval`, 30 s by its default, so a deadline could be passed by
+ * that much (a 1 s request deadline answered after 30 s, a 60 s headers deadline held a slow
+ * client's connections for 90 s): checking four times per headers deadline holds both within
+ * a quarter of it.
  */
-function requestTimeouts(ms: number | undefined): {
-  requestTimeout?: number;
-  headersTimeout?: number;
-  connectionsCheckingInterval?: number;
-} {
-  if (ms === undefined) return {};
+function requestTimeouts(
+  requestMs: number,
+  headersMs: number,
+): { requestTimeout: number; headersTimeout: number; connectionsCheckingInterval: number } {
+  const headersTimeout = Math.min(headersMs, requestMs);
   return {
-    requestTimeout: ms,
-    headersTimeout: Math.min(60_000, ms),
-    connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(ms / 4))),
+    requestTimeout: requestMs,
+    headersTimeout,
+    connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(headersTimeout / 4))),
   };
 }

@@ -10,7 +10,10 @@ describe('serve: numeric flags at their edges', () => {
     'max-in-flight-bytes',
     'max-held-bytes',
     'max-connections',
+    'max-connections-per-client',
     'request-timeout',
+    // Node's headersTimeout of 0 waits for headers for ever.
+    'headers-timeout',
     // Node's keepAliveTimeout of 0 keeps idle connections for ever.
     'idle-timeout',
   ])(

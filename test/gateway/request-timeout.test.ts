@@ -5,10 +5,10 @@
  * `headersTimeout` as the deadline and its 30 s check interval, so a 1 s timeout answered
  * after 90 s.
  */
-import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RunningGateway, startGateway } from '../../src/gateway/start-gateway.js';
 import { protobufOf, recordRun, supportPolicy } from './helpers.js';
+import { stall } from './slow-senders.js';
 
 let running: RunningGateway | undefined;
 
@@ -16,29 +16,6 @@ afterEach(async () => {
   await running?.close();
   running = undefined;
 });
-
-/** Sends `head` (and `bytes` of a body announced longer), then nothing; resolves with the first answer line. */
-function stall(address: string, head: string, bytes: number): Promise<{ line: string; afterMs: number }> {
-  const [host, port] = address.split(':');
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), host);
-    const started = performance.now();
-    let answer = '';
-    socket.on('data', (d) => {
-      answer += d.toString('latin1');
-      if (answer.includes('\r\n')) {
-        resolve({ line: answer.split('\r\n')[0]!, afterMs: performance.now() - started });
-        socket.destroy();
-      }
-    });
-    socket.on('error', reject);
-    socket.on('close', () =>
-      resolve({ line: answer.split('\r\n')[0] ?? '', afterMs: performance.now() - started }),
-    );
-    socket.write(head);
-    if (bytes > 0) socket.write(Buffer.alloc(bytes));
-  });
-}
 
 describe('the gateway over OTLP/HTTP with --request-timeout', () => {
   it('answers 408 to a body that stops arriving, at the deadline rather than 90 s later', async () => {

@@ -1,5 +1,6 @@
 import { type ClientRequest, type IncomingMessage, request } from 'node:http';
 import { type ClientHttp2Session, type ClientHttp2Stream, connect } from 'node:http2';
+import { connect as connectTcp } from 'node:net';
 
 export const EXPORT = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';
 
@@ -89,4 +90,31 @@ export function slowPost(
   req.write(typeof sent === 'number' ? Buffer.alloc(sent) : sent);
   posts.push(req);
   return answer;
+}
+
+/** Sends `head` (and `bytes` of a body announced longer), then nothing; resolves with the first answer line. */
+export function stall(
+  address: string,
+  head: string,
+  bytes: number,
+): Promise<{ line: string; afterMs: number }> {
+  const [host, port] = address.split(':');
+  return new Promise((resolve, reject) => {
+    const socket = connectTcp(Number(port), host);
+    const started = performance.now();
+    let answer = '';
+    socket.on('data', (d) => {
+      answer += d.toString('latin1');
+      if (answer.includes('\r\n')) {
+        resolve({ line: answer.split('\r\n')[0]!, afterMs: performance.now() - started });
+        socket.destroy();
+      }
+    });
+    socket.on('error', reject);
+    socket.on('close', () =>
+      resolve({ line: answer.split('\r\n')[0] ?? '', afterMs: performance.now() - started }),
+    );
+    socket.write(head);
+    if (bytes > 0) socket.write(Buffer.alloc(bytes));
+  });
 }

@@ -44,8 +44,12 @@ writes the verdicts onto the agent spans and forwards every span.
                         default 268435456
   --max-connections N   open connections per HTTP listener (OTLP/HTTP, metrics); more
                         are closed on arrival, default 4096
+  --max-connections-per-client N  the same from one client address, default a quarter
+                        of --max-connections (1024)
   --request-timeout MS  longest a request may take to arrive whole (HTTP 408, gRPC
                         DEADLINE_EXCEEDED), default 300000
+  --headers-timeout MS  longest an HTTP request's headers may take to arrive (408),
+                        default 60000 (the Collector's read_header_timeout)
   --idle-timeout MS     how long an HTTP connection may stay idle between requests
                         (default 60000, the Collector's OTLP receiver's)
   --drain-timeout MS    on SIGTERM, how long to wait for forwarding (default 30000)
@@ -85,7 +89,9 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
         'max-decompressed-bytes': { type: 'string' },
         'max-in-flight-bytes': { type: 'string' },
         'max-connections': { type: 'string' },
+        'max-connections-per-client': { type: 'string' },
         'request-timeout': { type: 'string' },
+        'headers-timeout': { type: 'string' },
         'idle-timeout': { type: 'string' },
         'drain-timeout': { type: 'string' },
         'unready-after-failures': { type: 'string' },
@@ -166,7 +172,9 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
     maxDecompressedBytes: number('max-decompressed-bytes', 1),
     maxInFlightBytes: number('max-in-flight-bytes', 1),
     maxConnections: number('max-connections', 1),
+    maxConnectionsPerClient: number('max-connections-per-client', 1),
     requestTimeoutMs: number('request-timeout', 1),
+    headersTimeoutMs: number('headers-timeout', 1),
     idleTimeoutMs: number('idle-timeout', 1),
     drainTimeoutMs: number('drain-timeout'),
   };
