@@ -4,6 +4,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { BodyBudget } from './body-budget.js';
+import { answerClientErrorsInTurn } from './client-errors.js';
 import { limitConnections } from './connection-limit.js';
 import { grpcServer } from './grpc-receiver.js';
 import { httpHandler, serveProbes } from './http-receiver.js';
@@ -118,6 +119,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         ? createHttpsServer({ ...tls, ...timeouts }, handler)
         : createHttpServer(timeouts, handler);
       limitConnections(server, 'http', connections, gateway.registry);
+      answerClientErrorsInTurn(server);
       addresses.http = await listen(server, options.http);
       servers.push(server);
     }
@@ -129,6 +131,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         }
       });
       limitConnections(server, 'metrics', connections, gateway.registry);
+      answerClientErrorsInTurn(server);
       addresses.metrics = await listen(server, options.metrics);
       servers.push(server);
     }
