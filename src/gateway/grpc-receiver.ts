@@ -192,6 +192,26 @@ function http2StreamOf(call: grpc.ServerInterceptingCallInterface): http2.Server
 }
 
 /**
+ * Binds `server` to `host:port` (0 picks a free port), over TLS with this PEM pair when given;
+ * resolves with the port bound.
+ */
+export function bindGrpc(
+  server: grpc.Server,
+  host: string,
+  port: number,
+  tls?: { cert: Buffer; key: Buffer },
+): Promise<number> {
+  const credentials = tls
+    ? grpc.ServerCredentials.createSsl(null, [{ cert_chain: tls.cert, private_key: tls.key }], false)
+    : grpc.ServerCredentials.createInsecure();
+  return new Promise((resolve, reject) =>
+    server.bindAsync(`${host.includes(':') ? `[${host}]` : host}:${port}`, credentials, (err, bound) =>
+      err ? reject(err) : resolve(bound),
+    ),
+  );
+}
+
+/**
  * A gRPC error with `grpc-status-details-bin` (a `google.rpc.Status`), carrying RetryInfo
  * when the sender should come back later: the Collector retries RESOURCE_EXHAUSTED only then.
  */

@@ -2,12 +2,12 @@ import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import * as grpc from '@grpc/grpc-js';
+import type { Server as GrpcServer } from '@grpc/grpc-js';
 import { BodyBudget } from './body-budget.js';
 import { answerClientErrorsInTurn } from './client-errors.js';
 import { limitConnections } from './connection-limit.js';
-import { grpcServer } from './grpc-receiver.js';
 import { httpHandler, serveProbes } from './http-receiver.js';
+import { loadGrpcReceiver } from './load-grpc-receiver.js';
 import { ToolwatchGateway, type ToolwatchGatewayOptions } from './toolwatch-gateway.js';
 
 export interface Listen {
@@ -20,7 +20,10 @@ export interface Listen {
 export interface StartGatewayOptions extends ToolwatchGatewayOptions {
   /** OTLP/HTTP listener (`/v1/traces`, also `/metrics`, `/healthz`, `/readyz`). Default none. */
   http?: Listen;
-  /** OTLP/gRPC listener. Default none. */
+  /**
+   * OTLP/gRPC listener. Default none. It needs `@grpc/grpc-js`, an optional peer dependency
+   * (`npm install @grpc/grpc-js`): without it, `startGateway` rejects with an error saying so.
+   */
   grpc?: Listen;
   /** A separate listener for `/metrics`, `/healthz`, `/readyz`. Default none. */
   metrics?: Listen;
@@ -87,13 +90,15 @@ export interface RunningGateway {
 
 /** Starts the gateway and its listeners; what `toolwatch serve` runs. */
 export async function startGateway(options: StartGatewayOptions): Promise<RunningGateway> {
+  // First: without @grpc/grpc-js, fail before a port is bound or a trace accepted.
+  const grpcReceiver = options.grpc ? await loadGrpcReceiver() : undefined;
   const gateway = new ToolwatchGateway(options);
   const tls = options.tls
     ? { cert: readFileSync(options.tls.cert), key: readFileSync(options.tls.key) }
     : undefined;
   const servers: HttpServer[] = [];
   const addresses: RunningGateway['addresses'] = {};
-  let rpc: grpc.Server | undefined;
+  let rpc: GrpcServer | undefined;
   // One budget for both transports: the limit is the memory bodies may take, not that much twice.
   const budget = new BodyBudget(options.maxInFlightBytes ?? 256 * 1024 * 1024, gateway.registry);
   const maxConnections = options.maxConnections ?? 4096;
@@ -135,24 +140,16 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
       addresses.metrics = await listen(server, options.metrics);
       servers.push(server);
     }
-    if (options.grpc) {
+    if (options.grpc && grpcReceiver) {
+      const { bindGrpc, grpcServer } = grpcReceiver;
       rpc = grpcServer(gateway, {
         ...(options.token !== undefined ? { token: options.token } : {}),
         ...(options.maxRequestBytes !== undefined ? { maxRequestBytes: options.maxRequestBytes } : {}),
         budget,
         ...(options.requestTimeoutMs !== undefined ? { receiveTimeoutMs: options.requestTimeoutMs } : {}),
       });
-      const credentials = tls
-        ? grpc.ServerCredentials.createSsl(null, [{ cert_chain: tls.cert, private_key: tls.key }], false)
-        : grpc.ServerCredentials.createInsecure();
       const host = options.grpc.host ?? '127.0.0.1';
-      const port = await new Promise<number>((resolve, reject) =>
-        rpc!.bindAsync(
-          `${host.includes(':') ? `[${host}]` : host}:${options.grpc!.port}`,
-          credentials,
-          (err, p) => (err ? reject(err) : resolve(p)),
-        ),
-      );
+      const port = await bindGrpc(rpc, host, options.grpc.port, tls);
       addresses.grpc = `${host}:${port}`;
     }
   } catch (err) {

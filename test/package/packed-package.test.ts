@@ -2,14 +2,15 @@
 // the tarball installed into a fresh project next to the OpenTelemetry packages a user
 // brings, then every code block of the README run there as written, `require()` from
 // CommonJS, the `toolwatch` bin, and a strict type-check of a consumer.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
 import { context } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { JsonTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
@@ -27,6 +28,7 @@ let app: string;
 let packed: { filename: string; files: Array<{ path: string }> };
 let manifest: Record<string, any>;
 let installLog: string;
+let refundTraceProtobuf: Uint8Array;
 
 function run(cmd: string, args: string[], cwd: string) {
   const r = spawnSync(cmd, args, {
@@ -100,7 +102,10 @@ function runProgram(program: ReadmeBlock) {
   return { ...r, file };
 }
 
-/** One refund-agent run made with the real SDK and encoded by OTel's own OTLP/JSON serializer. */
+/**
+ * One refund-agent run made with the real SDK, encoded by OTel's own serializers: OTLP/JSON
+ * (returned) and protobuf (kept in `refundTraceProtobuf`, for OTLP/gRPC).
+ */
 async function recordRefundTrace(): Promise<string> {
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
@@ -127,6 +132,7 @@ async function recordRefundTrace(): Promise<string> {
       },
     );
     await provider.forceFlush();
+    refundTraceProtobuf = ProtobufTraceSerializer.serializeRequest(exporter.getFinishedSpans())!;
     return new TextDecoder().decode(JsonTraceSerializer.serializeRequest(exporter.getFinishedSpans()));
   } finally {
     context.disable();
@@ -177,8 +183,17 @@ describe('npm pack', () => {
     expect(manifest.exports['.']).toMatchObject({ import: './dist/index.js', require: './dist/index.js' });
   });
 
-  it('installs into a fresh project without engine or peer warnings', () => {
-    expect(installLog).not.toMatch(/EBADENGINE|ERESOLVE|peer dep|deprecated toolwatch/i);
+  it('installs into a fresh project without engine, peer or install-script warnings', () => {
+    expect(installLog).not.toMatch(/EBADENGINE|ERESOLVE|peer dep|deprecated toolwatch|install-scripts/i);
+  });
+
+  it('brings no gRPC stack: @grpc/grpc-js is an optional peer, only the gateway’s gRPC listener loads it', () => {
+    expect(manifest.dependencies['@grpc/grpc-js']).toBeUndefined();
+    expect(manifest.peerDependencies['@grpc/grpc-js']).toMatch(/^\^1\./);
+    expect(manifest.peerDependenciesMeta).toEqual({ '@grpc/grpc-js': { optional: true } });
+    for (const name of ['@grpc/grpc-js', '@grpc/proto-loader', 'protobufjs', 'yargs']) {
+      expect(existsSync(join(app, 'node_modules', name)), name).toBe(false);
+    }
   });
 });
 
@@ -355,4 +370,93 @@ describe('the public API', () => {
     const check = run(process.execPath, [tsc, '-p', '.'], app);
     expect(check.status, check.stdout + check.stderr).toBe(0);
   });
+});
+
+/** Runs the installed `toolwatch serve` until it says where it listens (or exits); `stop` sends SIGTERM. */
+async function serveUntilListening(args: string[]) {
+  const child = spawn(join(app, 'node_modules', '.bin', 'toolwatch'), ['serve', ...args], {
+    cwd: app,
+    env: withoutNpmConfig(),
+  });
+  let stderr = '';
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const started = await new Promise<boolean>((resolve) => {
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      if (/listening/.test(stderr)) resolve(true);
+    });
+    void exited.then(() => resolve(false));
+  });
+  return {
+    started,
+    stderr: () => stderr,
+    stop: () => {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+describe('the gateway’s gRPC listener, an optional peer', () => {
+  const listeners = ['--http', '127.0.0.1:0', '--metrics', 'off'];
+
+  it('without @grpc/grpc-js: `serve --grpc` exits 2 with the npm command to run, no stack trace; `--grpc off` serves OTLP/HTTP', async () => {
+    for (const grpcFlag of [['--grpc', '127.0.0.1:0'], []]) {
+      const r = run(
+        join(app, 'node_modules', '.bin', 'toolwatch'),
+        ['serve', '--policy', 'toolwatch.yaml', ...listeners, ...grpcFlag],
+        app,
+      );
+      expect(r.status, r.stderr).toBe(2);
+      expect(r.stderr).toContain(
+        'toolwatch serve: cannot start: OTLP/gRPC needs the optional package @grpc/grpc-js, which is not installed: run `npm install @grpc/grpc-js`, or turn the gRPC listener off (`toolwatch serve --grpc off`)',
+      );
+      expect(r.stderr).not.toMatch(/^\s+at /m);
+      expect(r.stderr).not.toMatch(/listening/);
+    }
+    const served = await serveUntilListening(['--policy', 'toolwatch.yaml', ...listeners, '--grpc', 'off']);
+    expect(served.started, served.stderr()).toBe(true);
+    const address = /listening http (\S+)/.exec(served.stderr())![1];
+    const res = await fetch(`http://${address}/v1/traces`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: readFileSync(join(app, 'traces.json')),
+    });
+    expect(res.status).toBe(200);
+    expect(await served.stop()).toBe(0);
+    expect(served.stderr()).toMatch(/spans received 3\b/);
+  }, 60_000);
+
+  it('with @grpc/grpc-js installed: `serve --grpc` takes an OTLP/gRPC export, as documented', async () => {
+    const install = run(
+      'npm',
+      ['install', '--prefer-offline', '--no-audit', '--no-fund', locked('@grpc/grpc-js')],
+      app,
+    );
+    expect(install.status, install.stdout + install.stderr).toBe(0);
+    const served = await serveUntilListening([
+      '--policy',
+      'toolwatch.yaml',
+      ...listeners,
+      '--grpc',
+      '127.0.0.1:0',
+    ]);
+    expect(served.started, served.stderr()).toBe(true);
+    const address = /grpc (\S+)/.exec(served.stderr())![1]!;
+    const client = new grpc.Client(address, grpc.credentials.createInsecure());
+    const error = await new Promise<grpc.ServiceError | null>((resolve) =>
+      client.makeUnaryRequest(
+        '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        Buffer.from(refundTraceProtobuf),
+        new grpc.Metadata(),
+        (err) => resolve(err ?? null),
+      ),
+    );
+    client.close();
+    expect(error).toBeNull();
+    expect(await served.stop()).toBe(0);
+    expect(served.stderr()).toMatch(/spans received 3\b/);
+  }, 300_000);
 });

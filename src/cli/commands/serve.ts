@@ -21,7 +21,8 @@ writes the verdicts onto the agent spans and forwards every span.
   --policy P            the policy file (YAML or JSON); read once, its digest printed
   --http HOST:PORT      OTLP/HTTP (/v1/traces, protobuf or JSON, gzip); default
                         127.0.0.1:4318; "off" disables it
-  --grpc HOST:PORT      OTLP/gRPC; default 127.0.0.1:4317; "off" disables it
+  --grpc HOST:PORT      OTLP/gRPC; default 127.0.0.1:4317; "off" disables it. Needs
+                        the optional package @grpc/grpc-js (npm install @grpc/grpc-js)
   --metrics HOST:PORT   /metrics, /healthz, /readyz; default 127.0.0.1:9464; "off"
                         (they are also served on the HTTP listener)
   --forward URL         an OTLP/HTTP endpoint to forward to (repeatable); a URL with
