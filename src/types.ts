@@ -272,6 +272,22 @@ export interface Rule {
   name: string;
   match: RuleMatch;
   scorers: Scorer[];
+  /** How `checkToolCall` applies the rule before a tool runs. Default none: its decisions never block. */
+  guard?: RuleGuard;
+}
+
+/** What the guard checks before a tool runs, each from the rule's `trajectory` scorers. */
+export type GuardCheck = 'forbidden' | 'unexpected' | 'call_budget' | 'repeated_call' | 'arguments';
+
+/** `enforce` refuses what the rule denies; `observe` records it as "would deny" and lets the call run. */
+export type GuardMode = 'enforce' | 'observe';
+
+/** A rule's `guard` key (the same in the policy file and in `definePolicy`). */
+export interface RuleGuard {
+  /** Default `enforce`. */
+  mode: GuardMode;
+  /** Default all five, in this order: forbidden, unexpected, call_budget, repeated_call, arguments. */
+  checks: readonly GuardCheck[];
 }
 
 export interface JudgeBudget {
@@ -312,7 +328,8 @@ export interface Verdict {
   results: ScorerResult[];
 }
 
-export type MisuseKind = 'forbidden' | 'unexpected' | 'call_budget' | 'repeated_call';
+/** `arguments` comes from the guard only: the live checks do not check arguments. */
+export type MisuseKind = 'forbidden' | 'unexpected' | 'call_budget' | 'repeated_call' | 'arguments';
 
 export interface MisuseEvent {
   kind: MisuseKind;
@@ -324,4 +341,39 @@ export interface MisuseEvent {
   /** Epoch ms when toolwatch saw it. */
   time: number;
   detail: Record<string, unknown>;
+  /**
+   * Set on the guard's decisions (`checkToolCall`): true when the call was refused, false when
+   * the rule only observes ("would deny"). Absent on the live checks' reports of calls already made.
+   */
+  blocked?: boolean;
+}
+
+// ---------------------------------------------------------------------------------------
+// Guard (checkToolCall)
+
+/** A tool call about to run. */
+export interface ToolCall {
+  tool: string;
+  /** The arguments as an object, or as JSON text. Default none. */
+  arguments?: unknown;
+  /**
+   * The agent making the call, when the context's innermost agent run is not it (a nested
+   * agent whose span is not the active one). Default: the innermost agent run in the context.
+   */
+  agent?: string;
+}
+
+/**
+ * The guard's answer (the gateway's JSON has the same keys). `decision` is what the policy
+ * says; `allowed` is false only where a rule enforces it (`enforced`).
+ */
+export interface ToolCallDecision {
+  allowed: boolean;
+  decision: 'allow' | 'deny';
+  enforced: boolean;
+  /** Why, in words the model can act on; empty for an allow. */
+  reasons: readonly string[];
+  /** The rule that denied it (the enforcing one, when any). */
+  rule?: string;
+  kind?: GuardCheck;
 }

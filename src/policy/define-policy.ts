@@ -1,4 +1,4 @@
-import type { Gate, Policy, RuleMatch, Scorer } from '../types.js';
+import type { Gate, GuardCheck, GuardMode, Policy, RuleMatch, Scorer } from '../types.js';
 import {
   assemble,
   buildScorer,
@@ -19,6 +19,12 @@ export interface RuleDefinition {
    * are accepted too.
    */
   scorers: Array<Scorer | ({ kind: string } & Record<string, unknown>)>;
+  /**
+   * Decide tool calls before they run (`checkToolCall`) from this rule's `trajectory` scorers.
+   * `mode` defaults to `enforce` (`observe` records "would deny" and lets the call run);
+   * `checks` to all five. Default none: the rule's decisions never block.
+   */
+  guard?: { mode?: GuardMode; checks?: GuardCheck[] };
 }
 
 export interface PolicyDefinition {
@@ -66,6 +72,7 @@ export function definePolicy(definition: PolicyDefinition): Policy {
         ...(rule.match?.attributes !== undefined ? { attributes: rule.match.attributes } : {}),
       },
       scorers: rule.scorers,
+      ...(rule.guard !== undefined ? { guard: rule.guard } : {}),
     })),
     ...(definition.gates ? { gates: definition.gates } : {}),
   };

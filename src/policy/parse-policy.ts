@@ -1,10 +1,10 @@
 import type { z } from 'zod';
-import type { Gate, Policy, Rule, Scorer } from '../types.js';
+import type { Gate, GuardCheck, Policy, Rule, Scorer } from '../types.js';
 import { PyFloat } from '../util/python-json.js';
 import { didYouMean, knownKeysAt } from './did-you-mean.js';
 import { policyDigest } from './policy-digest.js';
 import { formatPath, PolicyError, type PolicyProblem } from './policy-error.js';
-import { type PolicyFile, policySchema } from './policy-schema.js';
+import { GUARD_CHECKS, type PolicyFile, policySchema } from './policy-schema.js';
 import { prototypeKeyProblems } from './prototype-keys.js';
 import { SCORER_KINDS } from './scorer-kinds.js';
 
@@ -67,6 +67,15 @@ export function assemble(file: PolicyFile, scorers: Scorer[][]): Policy {
       ...(rule.match.attributes !== undefined ? { attributes: rule.match.attributes } : {}),
     },
     scorers: scorers[i] ?? [],
+    ...(rule.guard !== undefined
+      ? {
+          guard: {
+            mode: rule.guard.mode,
+            // Canonical: each check once, in the guard's order (the digest does not see how they were listed).
+            checks: GUARD_CHECKS.filter((check: GuardCheck) => rule.guard!.checks.includes(check)),
+          },
+        }
+      : {}),
   }));
   const gates: Record<string, Gate> = {};
   for (const [name, gate] of Object.entries(file.gates)) if (gate !== undefined) gates[name] = gate as Gate;

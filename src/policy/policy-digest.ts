@@ -30,6 +30,8 @@ export function policyDigest(policy: Omit<Policy, 'digest'>): string {
         digest: s.digest,
         sampling: s.sampling ? { ratio: s.sampling.ratio } : null,
       })),
+      // Only where present: policies without guards keep the digests they always had.
+      ...(rule.guard ? { guard: { mode: rule.guard.mode, checks: [...rule.guard.checks] } } : {}),
     })),
     gates: policy.gates,
   });

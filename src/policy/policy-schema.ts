@@ -17,10 +17,25 @@ const matchSchema = z.strictObject({
   attributes: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
 });
 
+/** Every check, in the order a guard runs them (and lists them, once each). */
+export const GUARD_CHECKS = ['forbidden', 'unexpected', 'call_budget', 'repeated_call', 'arguments'] as const;
+
+const guardSchema = z.strictObject({
+  /** Default `enforce`: the rule refuses what it denies. */
+  mode: z.enum(['enforce', 'observe']).default('enforce'),
+  /** Default all of them. */
+  checks: z
+    .array(z.enum(GUARD_CHECKS))
+    .min(1, 'checks must not be empty (leave the guard out instead)')
+    .default([...GUARD_CHECKS]),
+});
+
 const ruleSchema = z.strictObject({
   name: z.string().min(1),
   match: matchSchema.default({ root_only: true }),
   scorers: z.array(z.unknown()).min(1, 'a rule needs at least one scorer'),
+  /** Default none: the rule's decisions never block. */
+  guard: guardSchema.optional(),
 });
 
 const unit = z.number().min(0).max(1);

@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import { cappedName } from '../emission/capped-name.js';
 import { matchRules, type RunIdentity } from '../evaluation/match-rules.js';
 import { canonicalArgs } from '../reconstruction/canonical-args.js';
+import type { CompiledField } from '../scorers/arg-rules.js';
 import { trajectoryLimits } from '../scorers/trajectory.js';
-import type { MisuseEvent, MisuseKind, Policy } from '../types.js';
+import type { MisuseEvent, MisuseKind, Policy, Rule } from '../types.js';
 
 /** The limits of one rule's trajectory scorers, merged: what can be checked while a run is live. */
 export interface LiveLimits {
@@ -13,6 +14,8 @@ export interface LiveLimits {
   expected: ReadonlySet<string>;
   maxCalls?: number;
   maxRepeats?: number;
+  /** `arg_constraints` by tool (the guard checks them on every call; the live checks do not). */
+  argRules: ReadonlyMap<string, readonly CompiledField[]>;
   /** The same names as arrays, built once for the events' detail. */
   forbiddenList: readonly string[];
   expectedList: readonly string[];
@@ -31,6 +34,11 @@ export interface LiveAgent {
    * a session that never ends would otherwise keep every call's arguments.
    */
   repeats: Map<string, number> | undefined;
+  /**
+   * Tool spans started and not yet ended, by span id, when some rule limits calls: parallel
+   * calls count against `max_calls` before they end. At most `MAX_IN_FLIGHT`.
+   */
+  inFlight: Set<string> | undefined;
 }
 
 /**
@@ -39,6 +47,8 @@ export interface LiveAgent {
  * verdict at the run's end counts every repeat of the rebuilt run).
  */
 const MAX_REPEAT_KEYS = 10_000;
+/** Open tool spans one live agent remembers; past it, calls count when they end. */
+const MAX_IN_FLIGHT = 1000;
 /** Keys longer than this are remembered by digest (a key weighs what the arguments weigh). */
 const MAX_KEY_LENGTH = 256;
 
@@ -58,10 +68,7 @@ export class LiveMisuseMonitor {
     private readonly _report: (event: MisuseEvent) => void,
   ) {
     for (const rule of _policy.rules) {
-      const merged = mergeLimits(
-        rule.name,
-        rule.scorers.map((scorer) => trajectoryLimits(scorer)),
-      );
+      const merged = liveLimitsOf(rule);
       if (merged) this._limitsByRule.set(rule.name, merged);
     }
     this.enabled = this._limitsByRule.size > 0;
@@ -83,11 +90,13 @@ export class LiveMisuseMonitor {
       limits,
       calls: 0,
       repeats: undefined,
+      inFlight: limits.some((l) => l.maxCalls !== undefined) ? new Set() : undefined,
     };
   }
 
   /** A tool span started under `agent` (its own run, or a member of it). */
   toolStarted(agent: LiveAgent, tool: string, toolSpanId: string): void {
+    if (agent.inFlight !== undefined && agent.inFlight.size < MAX_IN_FLIGHT) agent.inFlight.add(toolSpanId);
     for (const limits of agent.limits) {
       if (limits.forbidden.has(tool)) {
         this._emit('forbidden', agent, limits, tool, toolSpanId, { forbidden_tools: limits.forbiddenList });
@@ -100,6 +109,7 @@ export class LiveMisuseMonitor {
   /** A tool span ended; `args` is whatever the span carried (JSON text or a value). */
   toolEnded(agent: LiveAgent, tool: string, args: unknown, toolSpanId: string): void {
     agent.calls++;
+    agent.inFlight?.delete(toolSpanId);
     let repeatKey: string | undefined;
     let repeats = 0;
     for (const limits of agent.limits) {
@@ -111,7 +121,7 @@ export class LiveMisuseMonitor {
       }
       if (limits.maxRepeats !== undefined) {
         if (repeatKey === undefined) {
-          repeatKey = repeatKeyOf(tool, canonicalArgs(parseArgs(args)));
+          repeatKey = callKeyOf(tool, args);
           agent.repeats ??= new Map();
           const seen = agent.repeats.get(repeatKey);
           repeats = (seen ?? 0) + 1;
@@ -149,6 +159,26 @@ export class LiveMisuseMonitor {
   }
 }
 
+/** The merged limits of a rule's trajectory scorers, or undefined when it has none. */
+export function liveLimitsOf(rule: Rule): LiveLimits | undefined {
+  return mergeLimits(
+    rule.name,
+    rule.scorers.map((scorer) => trajectoryLimits(scorer)),
+  );
+}
+
+/** Calls with the same tool and the same arguments made so far by a live agent (as far as it remembers). */
+export function repeatsOf(agent: LiveAgent, tool: string, args: unknown): number {
+  return agent.repeats?.get(callKeyOf(tool, args)) ?? 0;
+}
+
+/** Calls of a live agent so far: ended ones, and those still running (when it counts them). */
+export function callsOf(agent: LiveAgent, exceptSpanId?: string): number {
+  const inFlight = agent.inFlight;
+  if (inFlight === undefined || inFlight.size === 0) return agent.calls;
+  return agent.calls + inFlight.size - (exceptSpanId !== undefined && inFlight.has(exceptSpanId) ? 1 : 0);
+}
+
 function mergeLimits(rule: string, all: Array<ReturnType<typeof trajectoryLimits>>): LiveLimits | undefined {
   let merged: LiveLimits | undefined;
   for (const limits of all) {
@@ -157,10 +187,14 @@ function mergeLimits(rule: string, all: Array<ReturnType<typeof trajectoryLimits
     const expected = new Set<string>(merged?.expected);
     for (const name of limits.forbidden) forbidden.add(name);
     for (const name of limits.expected) expected.add(name);
+    const argRules = new Map<string, readonly CompiledField[]>(merged?.argRules);
+    for (const [tool, fields] of limits.argRules)
+      argRules.set(tool, [...(argRules.get(tool) ?? []), ...fields]);
     merged = {
       rule,
       forbidden,
       expected,
+      argRules,
       forbiddenList: [...forbidden],
       expectedList: [...expected],
       maxCalls: minDefined(merged?.maxCalls, limits.maxCalls),
@@ -176,6 +210,11 @@ function minDefined(a: number | undefined, b: number | undefined): number | unde
   return Math.min(a, b);
 }
 
+/** The key of a call among an agent's calls (arguments as the span or the caller gave them). */
+function callKeyOf(tool: string, args: unknown): string {
+  return repeatKeyOf(tool, canonicalArgs(parseArgs(args)));
+}
+
 /**
  * The key of a call among an agent's calls: tool and canonical arguments, or for long
  * arguments their SHA-256 (equal arguments always match; a model cannot make different ones
@@ -187,7 +226,7 @@ function repeatKeyOf(tool: string, args: string): string {
 }
 
 /** Arguments usually arrive as JSON text; compare them as values so key order does not matter. */
-function parseArgs(args: unknown): unknown {
+export function parseArgs(args: unknown): unknown {
   if (typeof args !== 'string') return args;
   try {
     return JSON.parse(args);

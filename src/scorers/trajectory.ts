@@ -2,10 +2,17 @@ import { z } from 'zod';
 import { canonicalArgs } from '../reconstruction/canonical-args.js';
 import type { AgentRun, ScoreContext, Scorer, ScorerResult, SyncScorer, ToolExecution } from '../types.js';
 import { configDigest } from '../util/digest.js';
-import { pythonEquals } from '../util/python-equals.js';
 import { PyFloat } from '../util/python-json.js';
+import {
+  type ArgRule,
+  type CompiledField,
+  checkField,
+  compileField,
+  isRecord,
+  RULE_KEYS,
+} from './arg-rules.js';
 import { declareArgumentsRead } from './arguments-read.js';
-import { checkRegexSafety, compileSafeRegex, type SafeRegex } from './safe-regex.js';
+import { checkRegexSafety } from './safe-regex.js';
 import { errorResult } from './scorer-result.js';
 
 /**
@@ -19,30 +26,7 @@ export const TRAJECTORY_KIND = 'trajectory';
 export type Scope = 'self' | 'members';
 export type TrajectoryOrder = 'exact' | 'in_order' | 'any_order';
 export type Risk = 'low' | 'medium' | 'high' | 'critical';
-
-/** One field's rule; every key present must hold. */
-export interface ArgRule {
-  /** Python `==` (so `true == 1`, `1 == 1.0`). A missing field is `None`. */
-  equals?: unknown;
-  not_equals?: unknown;
-  /** Substring of a string, member of an array, key of an object; a missing field counts as `""`. */
-  contains?: unknown;
-  in?: unknown[];
-  not_in?: unknown[];
-  /** true: present and not null; false: missing or null. */
-  not_null?: boolean;
-  /** true: the field is present (even as null); false: absent. */
-  exists?: boolean;
-  /**
-   * Regular expression searched in the value (strings; numbers as their JSON text). The
-   * common subset of JavaScript and RE2 syntax; matched in linear time.
-   */
-  matches?: string;
-  gt?: number;
-  gte?: number;
-  lt?: number;
-  lte?: number;
-}
+export type { ArgRule } from './arg-rules.js';
 
 export interface TrajectoryWeights {
   /** Default 0.35. */
@@ -86,21 +70,6 @@ export interface TrajectoryOptions {
 
 const DEFAULT_WEIGHTS = { tool_selection: 0.35, arguments: 0.35, order: 0.15, call_budget: 0.15 } as const;
 const DEFAULT_PASS_THRESHOLD = 0.9;
-const RULE_KEYS = [
-  'equals',
-  'not_equals',
-  'contains',
-  'in',
-  'not_in',
-  'not_null',
-  'exists',
-  'matches',
-  'gt',
-  'gte',
-  'lt',
-  'lte',
-] as const;
-type RuleKey = (typeof RULE_KEYS)[number];
 
 /** A message for wrong types only; other issues (unknown keys) keep zod's own text. */
 const onlyType = (message: string) => (issue: { code?: string }) =>
@@ -246,6 +215,8 @@ export interface TrajectoryLimits {
   expected: Set<string>;
   maxCalls?: number;
   maxRepeats?: number;
+  /** `arg_constraints`, compiled: what a call's arguments must hold, by tool. Shared, never written. */
+  argRules: ReadonlyMap<string, readonly CompiledField[]>;
 }
 
 const limitsByScorer = new WeakMap<Scorer, TrajectoryLimits>();
@@ -259,6 +230,7 @@ export function trajectoryLimits(scorer: Scorer): TrajectoryLimits | undefined {
     expected: new Set(limits.expected),
     ...(limits.maxCalls !== undefined ? { maxCalls: limits.maxCalls } : {}),
     ...(limits.maxRepeats !== undefined ? { maxRepeats: limits.maxRepeats } : {}),
+    argRules: limits.argRules,
   };
 }
 
@@ -273,17 +245,6 @@ export interface TrajectoryError {
   tool?: string;
   field?: string;
   message: string;
-}
-
-interface CompiledField {
-  path: string;
-  rule: ArgRule;
-  /** The rule's keys in check order, found once rather than per call. */
-  keys: RuleKey[];
-  /** `path` split at dots, and which segments could index an array. */
-  segments: string[];
-  numeric: boolean[];
-  regex?: SafeRegex;
 }
 
 /** A constrained tool, its fields and its slot in a run's tallies. */
@@ -626,24 +587,13 @@ export function trajectory(options: TrajectoryOptions): SyncScorer {
     expected: new Set(expectedTools),
     ...(cfg.max_calls !== undefined ? { maxCalls: cfg.max_calls } : {}),
     ...(cfg.max_repeats !== undefined ? { maxRepeats: cfg.max_repeats } : {}),
+    argRules: compiled,
   });
   return scorer;
 }
 
 const NO_FIELDS: CompiledField[] = [];
 const NO_CALLS: ToolExecution[] = [];
-
-function compileField(path: string, rule: ArgRule): CompiledField {
-  const segments = path.split('.');
-  return {
-    path,
-    rule,
-    keys: RULE_KEYS.filter((k) => Object.hasOwn(rule, k)),
-    segments,
-    numeric: segments.map((segment) => /^\d+$/.test(segment)),
-    ...(typeof rule.matches === 'string' ? { regex: compileSafeRegex(rule.matches) } : {}),
-  };
-}
 
 function isCorrect(c: ToolExecution, fields: readonly CompiledField[]): boolean {
   if (c.status !== 'ok') return false;
@@ -719,111 +669,6 @@ export function listPreview(names: readonly string[]): string {
 
 function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
-}
-
-/** What `lookup` returns for a field that is not there (JSON arguments never hold a symbol). */
-const MISSING: unique symbol = Symbol('missing');
-
-/** A dotted path into the arguments; numeric segments index arrays; a literal dotted key wins. */
-function lookup(args: unknown, field: CompiledField): unknown {
-  if (!isRecord(args)) return MISSING;
-  if (Object.hasOwn(args, field.path)) return args[field.path];
-  const { segments, numeric } = field;
-  let current: unknown = args;
-  for (let i = 0; i < segments.length; i++) {
-    const segment = segments[i]!;
-    if (Array.isArray(current) && numeric[i]) {
-      const index = Number(segment);
-      if (index >= current.length) return MISSING;
-      current = current[index];
-    } else if (isRecord(current) && Object.hasOwn(current, segment)) {
-      current = current[segment];
-    } else {
-      return MISSING;
-    }
-  }
-  return current;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** Why the field fails its rule (text after `tool.path`), or undefined when it holds. */
-function checkField(args: unknown, field: CompiledField, redact: boolean): string | undefined {
-  const looked = lookup(args, field);
-  const found = looked !== MISSING;
-  const value = found ? looked : undefined;
-  const rule = field.rule;
-  for (const key of field.keys) {
-    const expected = rule[key];
-    let ok: boolean;
-    switch (key) {
-      case 'equals':
-        ok = pythonEquals(value ?? null, expected ?? null);
-        break;
-      case 'not_equals':
-        ok = !pythonEquals(value ?? null, expected ?? null);
-        break;
-      case 'contains':
-        ok = contains(found ? value : '', expected);
-        break;
-      case 'in':
-        ok = (expected as unknown[]).some((item) => pythonEquals(value ?? null, item ?? null));
-        break;
-      case 'not_in':
-        ok = !(expected as unknown[]).some((item) => pythonEquals(value ?? null, item ?? null));
-        break;
-      case 'not_null':
-        ok = (value !== undefined && value !== null) === expected;
-        break;
-      case 'exists':
-        ok = found === expected;
-        break;
-      case 'matches': {
-        const text =
-          typeof value === 'string' ? value : typeof value === 'number' ? JSON.stringify(value) : undefined;
-        ok = text !== undefined && field.regex!.test(text);
-        break;
-      }
-      default: {
-        const bound = expected as number;
-        ok =
-          typeof value === 'number' &&
-          (key === 'gt'
-            ? value > bound
-            : key === 'gte'
-              ? value >= bound
-              : key === 'lt'
-                ? value < bound
-                : value <= bound);
-      }
-    }
-    if (!ok) {
-      const got = redact ? '' : found ? `, got ${preview(value)}` : ', field missing';
-      if (key === 'exists') return `${expected ? 'must exist' : 'must not exist'}${got}`;
-      if (key === 'not_null') return `${expected ? 'must not be null' : 'must be null'}${got}`;
-      if (key === 'matches') return `must match ${redact ? 'its pattern' : JSON.stringify(expected)}${got}`;
-      return `failed ${key}${redact ? '' : ` ${preview(expected)}`}${got}`;
-    }
-  }
-  return undefined;
-}
-
-function contains(container: unknown, item: unknown): boolean {
-  if (typeof container === 'string') return typeof item === 'string' && container.includes(item);
-  if (Array.isArray(container)) return container.some((el) => pythonEquals(el, item));
-  if (isRecord(container)) return typeof item === 'string' && Object.hasOwn(container, item);
-  return false;
-}
-
-const PREVIEW_CHARS = 80;
-
-/** Short JSON-ish text of a value, bounded however large or deep the value is. */
-function preview(value: unknown): string {
-  const text =
-    typeof value === 'string' ? JSON.stringify(value.slice(0, PREVIEW_CHARS + 1)) : canonicalArgs(value);
-  return text.length > PREVIEW_CHARS ? text.slice(0, PREVIEW_CHARS) + '…' : text;
 }
 
 function unwrapFloats(value: unknown): unknown {

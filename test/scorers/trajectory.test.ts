@@ -654,17 +654,23 @@ describe('trajectory: config schema', () => {
 });
 
 describe('trajectory: limits for live misuse', () => {
-  it('exposes forbidden, expected, max_calls and max_repeats', () => {
-    const limits = trajectoryLimits(refunds());
+  it('exposes forbidden, expected, max_calls, max_repeats and the compiled arg_constraints', () => {
+    const { argRules, ...limits } = trajectoryLimits(refunds())!;
     expect(limits).toEqual({
       forbidden: new Set(['submit_refund']),
       expected: new Set(['get_order_detail', 'check_refund_policy']),
       maxCalls: 3,
     });
+    expect([...argRules.keys()]).toEqual(['get_order_detail']);
+    expect(argRules.get('get_order_detail')!.map((f) => [f.path, f.keys])).toEqual([
+      ['order_id', ['equals']],
+      ['include_history', ['equals']],
+    ]);
     expect(trajectoryLimits(trajectory({ maxRepeats: 2 }))).toEqual({
       forbidden: new Set(),
       expected: new Set(),
       maxRepeats: 2,
+      argRules: new Map(),
     });
     expect(trajectoryLimits(toolOrder({ expectedTool: 'a' }))).toBeUndefined();
   });
