@@ -141,11 +141,23 @@ export const ATTR_TOOLWATCH_SCORER_KIND = 'toolwatch.scorer.kind' as const;
 export const ATTR_TOOLWATCH_SCORER_DIGEST = 'toolwatch.scorer.digest' as const;
 export const ATTR_TOOLWATCH_RULE = 'toolwatch.rule' as const;
 export const ATTR_TOOLWATCH_MISUSE_KIND = 'toolwatch.misuse.kind' as const;
+/**
+ * The guard's decision on a tool span (written only when a rule denies it): `deny`, with
+ * `toolwatch.guard.enforced` true when the call was refused and never ran (reconstruction then
+ * reads the span as a refused call), false when a rule only observes ("would deny").
+ */
+export const ATTR_TOOLWATCH_GUARD_DECISION = 'toolwatch.guard.decision' as const;
+export const ATTR_TOOLWATCH_GUARD_ENFORCED = 'toolwatch.guard.enforced' as const;
+export const ATTR_TOOLWATCH_GUARD_RULE = 'toolwatch.guard.rule' as const;
+export const ATTR_TOOLWATCH_GUARD_KIND = 'toolwatch.guard.kind' as const;
+/** The decision's reasons, joined with `; `: what the model was told. */
+export const ATTR_TOOLWATCH_GUARD_REASON = 'toolwatch.guard.reason' as const;
 
 export const METRIC_TOOLWATCH_EVALUATIONS = 'toolwatch.evaluations' as const;
 export const METRIC_TOOLWATCH_EVALUATION_SCORE = 'toolwatch.evaluation.score' as const;
 export const METRIC_TOOLWATCH_TOOL_EXECUTIONS = 'toolwatch.tool.executions' as const;
 export const METRIC_TOOLWATCH_TOOL_MISUSE = 'toolwatch.tool.misuse' as const;
+export const METRIC_TOOLWATCH_TOOL_GUARD_DECISIONS = 'toolwatch.tool.guard.decisions' as const;
 export const METRIC_TOOLWATCH_JUDGE_CALLS = 'toolwatch.judge.calls' as const;
 export const METRIC_TOOLWATCH_PROCESSOR_SPANS_DROPPED = 'toolwatch.processor.spans_dropped' as const;
 export const METRIC_TOOLWATCH_PROCESSOR_TRACES_BUFFERED = 'toolwatch.processor.traces_buffered' as const;

@@ -9,11 +9,11 @@ export interface CallsSoFar {
   /** Tool calls the run has made so far, including calls still running where they are known. */
   readonly calls: number;
   /** Of those, the calls of this tool with these arguments (compared as canonical JSON). */
-  repeats(tool: string, args: unknown): number;
+  repeatsOf(tool: string, args: unknown): number;
 }
 
 /** A run that has made no call yet. */
-export const NO_CALLS_YET: CallsSoFar = { calls: 0, repeats: () => 0 };
+export const NO_CALLS_YET: CallsSoFar = { calls: 0, repeatsOf: () => 0 };
 
 /** Shared, frozen: an allow allocates nothing. */
 export const ALLOW: ToolCallDecision = Object.freeze({
@@ -101,7 +101,7 @@ function judgeRule(
     );
   }
   if (checks & CHECK_BIT.repeated_call && limits.maxRepeats !== undefined) {
-    const repeats = soFar.repeats(tool, args.raw);
+    const repeats = soFar.repeatsOf(tool, args.raw);
     if (repeats >= limits.maxRepeats) {
       denial = add(
         denial,

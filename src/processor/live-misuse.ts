@@ -122,11 +122,7 @@ export class LiveMisuseMonitor {
       if (limits.maxRepeats !== undefined) {
         if (repeatKey === undefined) {
           repeatKey = callKeyOf(tool, args);
-          agent.repeats ??= new Map();
-          const seen = agent.repeats.get(repeatKey);
-          repeats = (seen ?? 0) + 1;
-          if (seen !== undefined || agent.repeats.size < MAX_REPEAT_KEYS)
-            agent.repeats.set(repeatKey, repeats);
+          repeats = rememberCall(agent, repeatKey);
         }
         if (repeats > limits.maxRepeats) {
           this._emit('repeated_call', agent, limits, tool, toolSpanId, {
@@ -167,8 +163,24 @@ export function liveLimitsOf(rule: Rule): LiveLimits | undefined {
   );
 }
 
+/**
+ * Counts one more call of this key (`callKeyOf`) and returns how many there have been. Keys
+ * past `MAX_REPEAT_KEYS` distinct ones are not remembered (their calls count as firsts).
+ */
+export function rememberCall(calls: { repeats: Map<string, number> | undefined }, key: string): number {
+  calls.repeats ??= new Map();
+  const seen = calls.repeats.get(key);
+  const repeats = (seen ?? 0) + 1;
+  if (seen !== undefined || calls.repeats.size < MAX_REPEAT_KEYS) calls.repeats.set(key, repeats);
+  return repeats;
+}
+
 /** Calls with the same tool and the same arguments made so far by a live agent (as far as it remembers). */
-export function repeatsOf(agent: LiveAgent, tool: string, args: unknown): number {
+export function repeatsOf(
+  agent: { repeats: Map<string, number> | undefined },
+  tool: string,
+  args: unknown,
+): number {
   return agent.repeats?.get(callKeyOf(tool, args)) ?? 0;
 }
 
@@ -211,7 +223,7 @@ function minDefined(a: number | undefined, b: number | undefined): number | unde
 }
 
 /** The key of a call among an agent's calls (arguments as the span or the caller gave them). */
-function callKeyOf(tool: string, args: unknown): string {
+export function callKeyOf(tool: string, args: unknown): string {
   return repeatKeyOf(tool, canonicalArgs(parseArgs(args)));
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ALLOW, type CallsSoFar, decideToolCall, NO_CALLS_YET } from '../../src/guard/decide-tool-call.js';
 import { GuardRules } from '../../src/guard/guard-rules.js';
+import { RunCalls } from '../../src/guard/run-calls.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
 import { reliability } from '../../src/scorers/reliability.js';
 import { toolCalls } from '../../src/scorers/tool-calls.js';
@@ -34,7 +35,7 @@ function rulesOf(guard: { mode?: 'enforce' | 'observe'; checks?: GuardCheck[] } 
 }
 
 function soFar(calls: number, repeats: Record<string, number> = {}): CallsSoFar {
-  return { calls, repeats: (tool, args) => repeats[`${tool} ${JSON.stringify(args)}`] ?? 0 };
+  return { calls, repeatsOf: (tool, args) => repeats[`${tool} ${JSON.stringify(args)}`] ?? 0 };
 }
 
 const enforce = { mode: 'enforce' as const };
@@ -229,5 +230,24 @@ describe('decideToolCall', () => {
     expect(rules.rulesFor({ agent: 'chat', attributes: {}, nested: false })).toEqual([]);
     expect(rules.rulesFor({ agent: 'refund-bot', attributes: {}, nested: true })).toEqual([]);
     expect(rules.rulesFor({ agent: 'refund-bot', attributes: {}, nested: false })).toHaveLength(1);
+  });
+});
+
+describe('RunCalls', () => {
+  it('counts calls and identical calls (arguments as objects or JSON text, any key order)', () => {
+    const calls = new RunCalls();
+    const { rules } = rulesOf(enforce);
+    calls.record('get_order', { id: 1, full: true });
+    expect(calls.calls).toBe(1);
+    expect(calls.repeatsOf('get_order', '{"full": true, "id": 1}')).toBe(1);
+    expect(calls.repeatsOf('get_order', { id: 2 })).toBe(0);
+    expect(decideToolCall(rules, calls, { tool: 'get_order', arguments: { full: true, id: 1 } }).kind).toBe(
+      'repeated_call',
+    );
+    calls.record('get_order', '{"id": 2}');
+    calls.record('get_order', { id: 3 });
+    expect(decideToolCall(rules, calls, { tool: 'get_order', arguments: { id: 4 } }).kind).toBe(
+      'call_budget',
+    );
   });
 });
