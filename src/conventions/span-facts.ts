@@ -1,4 +1,4 @@
-import type { HistoryCall, SpanLike, ToolDefinition, ToolStatus } from '../types.js';
+import type { HistoryCall, SpanLike, ToolDefinition, ToolExecution, ToolStatus } from '../types.js';
 import type { UnreadToolValues } from './unread-tool-values.js';
 
 /** What a span is for reconstruction. `other` spans only carry structure. */
@@ -34,6 +34,8 @@ export interface ToolFacts extends ArgsFacts {
    * message as the refusal.
    */
   notRun?: boolean;
+  /** A guard refused the call (`toolwatch.guard.*`): it counts as a refused call even with no model request recorded. */
+  guardRefused?: boolean;
   /**
    * Arguments and result left unread (`deferValues`): `usable` is provisional, and `args`,
    * `argsRaw`, `argsError` and `result` are set once `settleToolValues` reads them.
@@ -66,6 +68,12 @@ export interface RefusalFacts {
   rejected?: boolean;
   /** The framework marked the tool result as an error (agno `tool_call_error`). */
   error?: boolean;
+  /**
+   * Refusals read from a tool span a guard refused (`ToolFacts.guardRefused`): the call as that
+   * span shows it, counted as a refused request-only call when no model request stands for it
+   * (the model's output was not recorded).
+   */
+  notRunCall?: ToolExecution;
 }
 
 /** What one LLM (or step/chunk) span says about tool calls. */

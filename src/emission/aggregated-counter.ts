@@ -69,8 +69,8 @@ export class AggregatedCounter {
     kind: 'monotonic' | 'up_down' = 'monotonic',
     private readonly _maxSeries = DEFAULT_MAX_SERIES,
   ) {
-    // `add` takes the values as up to four arguments (no array per call).
-    if (_keys.length > 4) throw new Error(`AggregatedCounter ${name}: at most 4 attribute keys`);
+    // `add` takes the values as up to five arguments (no array per call).
+    if (_keys.length > 5) throw new Error(`AggregatedCounter ${name}: at most 5 attribute keys`);
     const instrument =
       kind === 'monotonic'
         ? meter.createObservableCounter(name, options)
@@ -79,8 +79,8 @@ export class AggregatedCounter {
   }
 
   /** Adds `value` to the series of these attribute values, given in the order of `keys`. */
-  add(value: number, a?: string, b?: string, c?: string, d?: string): void {
-    const series = this._find(a, b, c, d);
+  add(value: number, a?: string, b?: string, c?: string, d?: string, e?: string): void {
+    const series = this._find(a, b, c, d, e);
     series.value += value;
   }
 
@@ -95,7 +95,7 @@ export class AggregatedCounter {
       this._keys.every((key) => typeof attributes[key] === 'string');
     if (full) {
       const value = (index: number) => attributes[this._keys[index]!] as string | undefined;
-      this._find(value(0), value(1), value(2), value(3));
+      this._find(value(0), value(1), value(2), value(3), value(4));
       return;
     }
     const canonical = JSON.stringify(Object.entries(attributes).sort(([x], [y]) => (x < y ? -1 : 1)));
@@ -108,7 +108,7 @@ export class AggregatedCounter {
     this._partial.set(canonical, series);
   }
 
-  private _find(a?: string, b?: string, c?: string, d?: string): Series {
+  private _find(a?: string, b?: string, c?: string, d?: string, e?: string): Series {
     const depth = this._keys.length;
     if (depth === 0) {
       this._only ??= this._create();
@@ -116,12 +116,12 @@ export class AggregatedCounter {
     }
     let node: Level | Series = this._root;
     for (let index = 0; index < depth; index++) {
-      const key = valueAt(index, a, b, c, d);
+      const key = valueAt(index, a, b, c, d, e);
       const level = node as Level;
       let next = level.get(key);
       if (next === undefined) {
         if (!this._room()) return this._overflowSeries();
-        next = index === depth - 1 ? this._create(a, b, c, d) : new Map();
+        next = index === depth - 1 ? this._create(a, b, c, d, e) : new Map();
         level.set(key, next);
       }
       node = next;
@@ -129,10 +129,11 @@ export class AggregatedCounter {
     return node as Series;
   }
 
-  private _create(a?: string, b?: string, c?: string, d?: string): Series {
+  private _create(a?: string, b?: string, c?: string, d?: string, e?: string): Series {
     const attributes: Attributes = {};
     const keys = this._keys;
-    for (let index = 0; index < keys.length; index++) attributes[keys[index]!] = valueAt(index, a, b, c, d);
+    for (let index = 0; index < keys.length; index++)
+      attributes[keys[index]!] = valueAt(index, a, b, c, d, e);
     const series: Series = { attributes, value: 0 };
     this._series.push(series);
     return series;
@@ -159,6 +160,6 @@ export class AggregatedCounter {
 }
 
 /** The attribute value at `index` of an add's arguments; a missing one is the empty string. */
-function valueAt(index: number, a?: string, b?: string, c?: string, d?: string): string {
-  return (index === 0 ? a : index === 1 ? b : index === 2 ? c : d) ?? '';
+function valueAt(index: number, a?: string, b?: string, c?: string, d?: string, e?: string): string {
+  return (index === 0 ? a : index === 1 ? b : index === 2 ? c : index === 3 ? d : e) ?? '';
 }

@@ -7,6 +7,8 @@ import {
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_OUTCOME,
   ATTR_REASON,
+  ATTR_TOOLWATCH_GUARD_DECISION,
+  ATTR_TOOLWATCH_GUARD_KIND,
   ATTR_TOOLWATCH_MISUSE_KIND,
   ATTR_TOOLWATCH_RULE,
   ATTR_TOOLWATCH_TOOL_STATUS,
@@ -16,6 +18,7 @@ import {
   METRIC_TOOLWATCH_PROCESSOR_SPANS_DROPPED,
   METRIC_TOOLWATCH_PROCESSOR_TRACES_BUFFERED,
   METRIC_TOOLWATCH_TOOL_EXECUTIONS,
+  METRIC_TOOLWATCH_TOOL_GUARD_DECISIONS,
   METRIC_TOOLWATCH_TOOL_MISUSE,
 } from '../semconv.js';
 import type { MisuseKind, Policy, ResultLabel, ScorerResult, ToolStatus } from '../types.js';
@@ -26,6 +29,12 @@ import { cappedName } from './capped-name.js';
 export const TOOLWATCH_METER_NAME = 'toolwatch';
 
 export type JudgeCallOutcome = 'ok' | 'error' | 'skipped_budget';
+
+/**
+ * What happened to a guarded call: `deny` (refused), `would_deny` (a rule denies it but does
+ * not enforce: observe mode, or no guard), `allow`; `error` when the guard itself failed.
+ */
+export type GuardOutcome = 'allow' | 'deny' | 'would_deny' | 'error';
 
 export interface ToolwatchMetricsOptions {
   /** Where the instruments live. Default: a no-op meter, so metrics cost nothing unless asked for. */
@@ -51,6 +60,7 @@ export class ToolwatchMetrics {
   private readonly _score: Histogram;
   private readonly _toolExecutions: AggregatedCounter;
   private readonly _misuse: AggregatedCounter;
+  private readonly _guardDecisions: AggregatedCounter;
   private readonly _judgeCalls: AggregatedCounter;
   private readonly _spansDropped: AggregatedCounter;
   private readonly _tracesBuffered: AggregatedCounter;
@@ -92,6 +102,22 @@ export class ToolwatchMetrics {
         description: 'Live tool misuse (forbidden, unexpected, call budget, repeated call).',
       },
       [ATTR_TOOLWATCH_MISUSE_KIND, ATTR_GEN_AI_TOOL_NAME, ATTR_GEN_AI_AGENT_NAME, ATTR_TOOLWATCH_RULE],
+    );
+    this._guardDecisions = aggregatedCounter(
+      meter,
+      METRIC_TOOLWATCH_TOOL_GUARD_DECISIONS,
+      {
+        unit: '{decision}',
+        description:
+          'Guard decisions on tool calls (allow, deny, would_deny, error), by check kind, tool, agent and rule.',
+      },
+      [
+        ATTR_TOOLWATCH_GUARD_DECISION,
+        ATTR_TOOLWATCH_GUARD_KIND,
+        ATTR_GEN_AI_TOOL_NAME,
+        ATTR_GEN_AI_AGENT_NAME,
+        ATTR_TOOLWATCH_RULE,
+      ],
     );
     this._judgeCalls = aggregatedCounter(
       meter,
@@ -165,6 +191,12 @@ export class ToolwatchMetrics {
   recordMisuse(kind: MisuseKind, tool: string, agent: string, rule: string): void {
     if (!this._recording) return;
     this._misuse.add(1, kind, cappedName(tool), cappedName(agent), rule);
+  }
+
+  /** One guard decision; `kind` and `rule` are empty for an allow, `agent` when no run was found. */
+  recordGuardDecision(outcome: GuardOutcome, kind: string, tool: string, agent: string, rule: string): void {
+    if (!this._recording) return;
+    this._guardDecisions.add(1, outcome, kind, cappedName(tool), cappedName(agent), rule);
   }
 
   recordJudgeCall(scorer: string, outcome: JudgeCallOutcome): void {

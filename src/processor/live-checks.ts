@@ -52,7 +52,7 @@ export class LiveChecks {
     if (tool === undefined) return;
     for (let agent: SpanEntry | undefined = nearest; agent !== undefined; agent = agent.agent) {
       if (!agent.open) continue;
-      const live = this._liveOf(traceId, agent);
+      const live = this.liveOf(traceId, agent);
       if (live !== null) this._monitor.toolStarted(live, tool, spanId);
     }
   }
@@ -65,7 +65,7 @@ export class LiveChecks {
     const args = toolArgumentsOf(span.attributes);
     for (let agent: SpanEntry | undefined = nearest; agent !== undefined; agent = agent.agent) {
       if (!agent.open) continue;
-      const live = this._liveOf(traceId, agent);
+      const live = this.liveOf(traceId, agent);
       if (live !== null) this._monitor.toolEnded(live, tool, args, spanId);
     }
   }
@@ -88,8 +88,11 @@ export class LiveChecks {
     }
   }
 
-  /** The live counts of an open agent span, set up on its first tool (its attributes are complete by then). */
-  private _liveOf(traceId: string, agent: SpanEntry): LiveAgent | null {
+  /**
+   * The live counts of an open agent span (null: no rule with limits matches it), set up on its
+   * first tool or guard check (its attributes are complete by then).
+   */
+  liveOf(traceId: string, agent: SpanEntry): LiveAgent | null {
     if (agent.live === undefined) {
       // Agent entries keep their span (see `SpanEntry.span`).
       const identity = spanIdentity(agent.span!, agent.agent !== undefined, this._options.withResource);

@@ -1,15 +1,18 @@
 import type { Context, MeterProvider, TracerProvider } from '@opentelemetry/api';
-import { diag } from '@opentelemetry/api';
+import { context as contextApi, diag } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { DetachedSpanWatch } from '../conventions/detached-spans.js';
 import { lateSpanRole, SpanRole, spanRole } from '../conventions/span-role.js';
 import { ToolwatchMetrics } from '../emission/metrics.js';
 import { type Placement, VerdictWriter } from '../emission/verdict-writer.js';
 import { JudgeLimiter } from '../evaluation/judge-limiter.js';
-import type { JudgeFunction, MisuseEvent, Policy, Verdict } from '../types.js';
+import { ALLOW } from '../guard/decide-tool-call.js';
+import { type GuardFailure, ToolCallGuard } from '../guard/tool-call-guard.js';
+import type { JudgeFunction, MisuseEvent, Policy, ToolCall, ToolCallDecision, Verdict } from '../types.js';
 import { FollowedTraces } from './followed-traces.js';
 import { HeldTraces } from './held-traces.js';
 import { LiveChecks } from './live-checks.js';
+import { LiveRunLocator } from './live-runs.js';
 import { PendingJudges } from './pending-judges.js';
 import { policyTraits } from './policy-traits.js';
 import { ProblemLog } from './problem-log.js';
@@ -70,6 +73,14 @@ export interface ToolwatchSpanProcessorOptions {
    * to their view. Default: none (register toolwatch beside the exporting processor).
    */
   next?: SpanProcessor;
+  /**
+   * What `checkToolCall` answers when the guard itself fails (a bug in toolwatch, or a call it
+   * cannot read): `allow` lets the call run (the verdict and the live checks still see it),
+   * `deny` refuses it with the reason that the guard failed. Either way the failure is logged
+   * once through `diag` and counted (`toolwatch.tool.guard.decisions`, decision `error`).
+   * Default: `allow`.
+   */
+  guardFailure?: GuardFailure;
 }
 
 const DEFAULTS = {
@@ -123,6 +134,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
   private readonly _held: HeldTraces;
   private readonly _followed: FollowedTraces;
   private readonly _evaluator: RunEvaluator;
+  private readonly _guard: ToolCallGuard;
   /** A policy without rules judges nothing and checks nothing: every hook returns at once. */
   private readonly _idle: boolean;
   private readonly _sweeper: ReturnType<typeof setInterval>;
@@ -200,6 +212,16 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       runs,
       problems,
     });
+    const locator = new LiveRunLocator(this._buffer, live);
+    this._guard = new ToolCallGuard({
+      policy,
+      runsAt: (span) => locator.at(span),
+      metrics,
+      problem,
+      onMisuse: options.onMisuse,
+      tracerProvider: options.tracerProvider,
+      failure: options.guardFailure === 'deny' ? 'deny' : 'allow',
+    });
     this._idle = policy.rules.length === 0;
     this._sweeper = setInterval(() => this._sweep(), this._buffer.sweepPeriodMs);
     // The processor must never keep the process alive.
@@ -241,6 +263,20 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       }
     }
     this._next?.onEnd(forwarded);
+  }
+
+  /**
+   * Decides a tool call before it runs, against the agent run in `context` (default: the
+   * active context): the rules that match that run, and its calls so far as the live checks
+   * count them. Call it where the framework is about to run the tool; run the tool only when
+   * `allowed`, else answer the model with `reasons`. A denial is written into the trace (the
+   * run's verdict counts the call refused), counted in `toolwatch.tool.guard.decisions` and
+   * delivered to `onMisuse` with `blocked`. No run in the context, or no rule for it: allow.
+   * Synchronous, and never throws (see `guardFailure`).
+   */
+  checkToolCall(call: ToolCall, context: Context = contextApi.active()): ToolCallDecision {
+    if (this._idle || this._isShutdown) return ALLOW;
+    return this._guard.check(call, context);
   }
 
   /** Waits for pending judges and late evaluations, then flushes what they emitted. */

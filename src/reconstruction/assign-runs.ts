@@ -267,7 +267,9 @@ function addExecution(
   if (f.unread !== undefined && (f.notRun || argsRead === undefined || argsRead.has(f.name)))
     readUnreadArgs(f);
   if (f.notRun) {
-    const refusal: RefusalFacts = { name: f.name, text: f.errorMessage ?? 'rejected before the tool ran' };
+    const text = f.errorMessage ?? 'rejected before the tool ran';
+    const refusal: RefusalFacts = { name: f.name, text };
+    if (f.guardRefused) refusal.notRunCall = notRunCall(st, node, f, text);
     if (f.callId !== undefined) refusal.callId = f.callId;
     st.refusals = add(st.refusals, refusal);
     return;
@@ -340,6 +342,27 @@ function addExecution(
     if (st.aliases === NO_ALIASES) st.aliases = new Map();
     st.aliases.set(exec, f.aliases);
   }
+}
+/** The refused call a tool span that never ran stands for, should no model request take its refusal. */
+function notRunCall(st: RunState, node: Node, f: ToolFacts, text: string): ToolExecution {
+  const call: ToolExecution = {
+    name: f.name,
+    argsSource: f.args !== undefined || f.argsRaw !== undefined ? 'span' : 'none',
+    status: 'refused',
+    fromHistory: false,
+    requestOnly: true,
+    spanId: node.id,
+    start: node.start,
+    end: node.end ?? node.start,
+    run: st.run,
+    convention: f.convention,
+    errorMessage: text,
+  };
+  if (f.callId !== undefined) call.callId = f.callId;
+  if (f.args !== undefined) call.args = f.args;
+  if (f.argsRaw !== undefined) call.argsRaw = f.argsRaw;
+  if (f.argsError !== undefined) call.argsError = f.argsError;
+  return call;
 }
 /**
  * Reads the arguments of the run's executions that were left unread, as `addExecution` would

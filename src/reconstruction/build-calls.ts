@@ -124,12 +124,52 @@ export function buildCalls(st: RunState): void {
     if (req.refusal !== undefined) call.errorMessage = req.refusal;
     requestOnly.push(call);
   }
+  addGuardRefusals(st, requestOnly, sortTimes, sortRanks);
   run.calls =
     requestOnly.length === 0
       ? executions.slice()
       : mergeByTime(executions, execRanks ?? ranksOf(execNodes), requestOnly, sortTimes, sortRanks);
   if (!run.toolDefinitions && st.llmDefinitions) run.toolDefinitions = st.llmDefinitions;
 }
+/**
+ * Calls a guard refused whose model request was not recorded: a request-only call of the
+ * run each, from the refused tool span. A refused span stands for the unanswered request with
+ * its call id, else for one unanswered request of its tool; only when there is none is it a
+ * call of its own (so a refusal the model's next input also shows is not counted twice).
+ */
+function addGuardRefusals(
+  st: RunState,
+  requestOnly: ToolExecution[],
+  times: number[],
+  ranks: number[],
+): void {
+  let unanswered: Map<string, number> | undefined;
+  let ids: Set<string> | undefined;
+  for (const r of st.refusals) {
+    const call = r.notRunCall;
+    if (call === undefined) continue;
+    if (unanswered === undefined) {
+      unanswered = new Map();
+      ids = new Set();
+      for (const p of st.requests) {
+        const req = p.request;
+        if (req.execution) continue;
+        if (req.callId !== undefined) ids.add(req.callId);
+        unanswered.set(req.name, (unanswered.get(req.name) ?? 0) + 1);
+      }
+    }
+    if (call.callId !== undefined && ids!.has(call.callId)) continue;
+    const left = unanswered.get(call.name) ?? 0;
+    if (call.callId === undefined && left > 0) {
+      unanswered.set(call.name, left - 1);
+      continue;
+    }
+    requestOnly.push(call);
+    times.push(call.start);
+    ranks.push(Number.NaN);
+  }
+}
+
 /**
  * Joins requests to executions: by call id; then, where one side has no id, by name and
  * canonical arguments; then by order among same-named calls.

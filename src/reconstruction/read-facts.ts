@@ -1,4 +1,5 @@
 import { type Classification, classifySpan } from '../conventions/classify.js';
+import { applyGuardDecision } from '../conventions/guard-decision.js';
 import type { AgentFacts, ConventionAdapter, LlmFacts, ToolFacts } from '../conventions/span-facts.js';
 import type { SpanLike } from '../types.js';
 import type { Node } from './trace-model.js';
@@ -92,7 +93,9 @@ export function toolFacts(node: Node): ToolFacts | undefined {
 function safeTool(adapter: ConventionAdapter, span: SpanLike, deferValues = false): ToolFacts | undefined {
   try {
     const claimed = adapter.claimed;
-    return claimed !== undefined ? claimed.tool(span, deferValues) : adapter.tool(span);
+    const facts = claimed !== undefined ? claimed.tool(span, deferValues) : adapter.tool(span);
+    if (facts !== undefined) applyGuardDecision(facts, span);
+    return facts;
   } catch {
     return undefined;
   }
