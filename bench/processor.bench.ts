@@ -744,6 +744,69 @@ async function memory(
   return { growthMb: (peak - startHeap) / 2 ** 20, held, maxHeld, exported: p.exporter.count };
 }
 
+/**
+ * What `checkToolCall` costs where a framework calls it: inside each tool span of the bench's
+ * run (the AI SDK's `execute`), against the bench policy with its rule guarded, metrics recorded.
+ * Each call is timed alone (hrtime), the timer's own cost (an empty timed section) subtracted.
+ * The run's expected tools are two of its five: its three other calls are denied (unexpected),
+ * and a denial writes its attributes and event on the tool span.
+ */
+async function guardCost(runs: number) {
+  const allowed: number[] = [];
+  const denied: number[] = [];
+  const base = benchPolicy();
+  const policy = definePolicy({
+    rules: base.rules.map((rule) => ({ ...rule, guard: { mode: 'enforce' as const } })),
+  });
+  const metrics = new MeterProvider({
+    readers: [
+      new PeriodicExportingMetricReader({
+        exporter: new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE),
+        exportIntervalMillis: 3_600_000,
+      }),
+    ],
+  });
+  const processor = new ToolwatchSpanProcessor({ policy, meterProvider: metrics });
+  const provider = new BasicTracerProvider({
+    spanProcessors: [processor, new BatchSpanProcessor(new CountingExporter())],
+  });
+  const tracer = provider.getTracer('bench');
+  const args = TOOLS.map((_, n) => ({ order_id: 'A1024', include_history: true, n }));
+  const overhead: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const agent = startAgent(tracer);
+    let tool = 0;
+    for (let turn = 0; turn < 4; turn++) {
+      const llm = startLlm(tracer, agent);
+      for (let h = 0; h < 2; h++) startHttp(tracer, llm).end();
+      llm.end();
+      const toolsThisTurn = turn === 3 ? 0 : 2;
+      for (let t = 0; t < toolsThisTurn; t++, tool++) {
+        const span = startTool(tracer, agent, tool);
+        const context = under(span);
+        const t0 = process.hrtime.bigint();
+        const decision = processor.checkToolCall({ tool: TOOLS[tool]!, arguments: args[tool] }, context);
+        const t1 = process.hrtime.bigint();
+        const t2 = process.hrtime.bigint();
+        overhead.push(Number(process.hrtime.bigint() - t2) / 1000);
+        (decision.allowed ? allowed : denied).push(Number(t1 - t0) / 1000);
+        for (let d = 0; d < 2; d++) startDb(tracer, span).end();
+        span.setAttribute('gen_ai.tool.call.result', TOOL_RESULT);
+        span.end();
+      }
+    }
+    agent.end();
+    if (i % YIELD_EVERY_RUNS === YIELD_EVERY_RUNS - 1) await tick();
+  }
+  await provider.shutdown();
+  await metrics.shutdown();
+  // The first runs warm the code up; the rest are what an application sees.
+  const warm = (values: number[]) => values.slice(Math.floor(values.length / 10));
+  const timer = median(warm(overhead));
+  const net = (values: number[]) => warm(values).map((v) => Math.max(0, v - timer));
+  return { allowed: net(allowed), denied: net(denied), timer };
+}
+
 async function misuseLatency(samples: number) {
   const startLatencies: number[] = [];
   const endLatencies: number[] = [];
@@ -903,7 +966,7 @@ async function loadPeers(): Promise<Array<{ label: string; make: () => SpanProce
 
 /**
  * `TOOLWATCH_BENCH_ROWS=judged,sampled npm run bench -- processor` measures only those rows
- * (judged, cold, sampled, split, outside, messages, async, nomatch, ordinary, floor, metrics, exported, peers, breakdown, memory, misuse): a
+ * (judged, cold, sampled, split, outside, messages, async, nomatch, ordinary, floor, metrics, exported, peers, breakdown, memory, misuse, guard): a
  * quicker loop while working on one path. All rows by default.
  */
 const ROW_FILTER = process.env.TOOLWATCH_BENCH_ROWS?.split(',').map((r) => r.trim());
@@ -1009,6 +1072,7 @@ export async function run(): Promise<BenchReport> {
   const memTw = wanted('memory') ? await memory(true, 1_000_000, bound) : undefined;
 
   const misuse = wanted('misuse') ? await misuseLatency(2000) : undefined;
+  const guard = wanted('guard') ? await guardCost(3000) : undefined;
   const rows: BenchReport['rows'] = [];
   for (const row of [
     agent,
@@ -1066,6 +1130,20 @@ export async function run(): Promise<BenchReport> {
         samples: misuse.endLatencies.length,
       },
     );
+  }
+  if (guard) {
+    for (const [label, values] of [
+      ['allowed', guard.allowed],
+      ['denied (unexpected tool; decision written on the span)', guard.denied],
+    ] as const) {
+      rows.push({
+        workload: `checkToolCall inside the tool span of the bench's run, ${label}`,
+        'median µs': Number(median(values).toFixed(2)),
+        'p99 µs': Number(percentile(values, 0.99).toFixed(2)),
+        samples: values.length,
+        'timer µs (subtracted)': Number(guard.timer.toFixed(2)),
+      });
+    }
   }
   return {
     name: 'processor',
