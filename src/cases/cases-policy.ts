@@ -42,6 +42,7 @@ export function casesPolicy(cases: readonly EvalCase[], options: CasesPolicyOpti
       name: c.id,
       match: { attributes: { [ATTR_TOOLWATCH_CASE_ID]: c.id }, root_only: true },
       scorers,
+      ...(c.guard !== undefined ? { guard: c.guard } : {}),
     };
   });
   const settings: Record<string, unknown> = {};

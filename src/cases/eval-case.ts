@@ -1,4 +1,5 @@
 import type { ArgRule } from '../scorers/trajectory.js';
+import type { GuardCheck } from '../types.js';
 
 /**
  * One eval-dataset case (seed document 003's fields, plus `expected_order`,
@@ -23,9 +24,14 @@ export interface EvalCase {
   /** Facts a correct answer states; checked by an `llm_judge` (trajectory_grounding) when a judge is configured. */
   answer_facts?: string[];
   tags?: string[];
+  /**
+   * The case's rule guards tool calls before they run (`checkToolCall`), as a policy rule's
+   * `guard` key: `mode` enforce (default) or observe, `checks` (default all five).
+   */
+  guard?: { mode?: 'enforce' | 'observe'; checks?: GuardCheck[] };
   /** Other trajectory options (`order`, `max_repeats`, `weights`, `scope`) as in a policy. */
   [option: string]: unknown;
 }
 
 /** Case keys that are not trajectory options. */
-export const CASE_ONLY_KEYS = new Set(['id', 'input', 'context', 'answer_facts', 'tags']);
+export const CASE_ONLY_KEYS = new Set(['id', 'input', 'context', 'answer_facts', 'tags', 'guard']);

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { buildScorer, isPlainObject, issuesToProblems, unwrapFloats } from '../policy/parse-policy.js';
 import { formatPath, PolicyError, type PolicyProblem } from '../policy/policy-error.js';
+import { guardSchema } from '../policy/policy-schema.js';
 import { prototypeKeyProblems } from '../policy/prototype-keys.js';
 import { readPolicyText } from '../policy/read-policy-text.js';
 import { CASE_ONLY_KEYS, type EvalCase } from './eval-case.js';
@@ -20,6 +21,7 @@ const caseKeysSchema = z.object({
     .min(1, 'leave it out instead of an empty list')
     .optional(),
   tags: z.array(z.string().min(1), { error: 'expected a list of tags' }).optional(),
+  guard: guardSchema.optional(),
 });
 
 /** `CasesError`: every problem in a case file by path (`cases[2].expected_tools: …`). */

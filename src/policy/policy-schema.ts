@@ -20,7 +20,7 @@ const matchSchema = z.strictObject({
 /** Every check, in the order a guard runs them (and lists them, once each). */
 export const GUARD_CHECKS = ['forbidden', 'unexpected', 'call_budget', 'repeated_call', 'arguments'] as const;
 
-const guardSchema = z.strictObject({
+export const guardSchema = z.strictObject({
   /** Default `enforce`: the rule refuses what it denies. */
   mode: z.enum(['enforce', 'observe']).default('enforce'),
   /** Default all of them. */

@@ -8,7 +8,10 @@ Validates an eval-dataset case file and lists every problem by path. FILE is YAM
 of cases, or a mapping with \`cases:\`) or JSON Lines (.jsonl/.ndjson, one case per line).
 A case has an id, an input, and the trajectory fields of a policy: expected_tools,
 forbidden_tools, max_calls, arg_constraints, expected_order, pass_threshold, risk,
-intent (also order, max_repeats, weights, scope); plus context, answer_facts, tags.
+intent (also order, max_repeats, weights, scope); plus context, answer_facts, tags,
+and guard: { mode: enforce|observe, checks: [forbidden, unexpected, call_budget,
+repeated_call, arguments] } (default enforce and all five), which makes the case's rule
+decide tool calls before they run (checkToolCall, the gateway's POST /v1/guard).
 
 exit status: 0 valid, 2 invalid or unreadable, 3 internal error`;
 
