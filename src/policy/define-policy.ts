@@ -1,4 +1,5 @@
 import type { Gate, GuardCheck, GuardMode, Policy, RuleMatch, Scorer } from '../types.js';
+import { guardProblems } from './guard-problems.js';
 import {
   assemble,
   buildScorer,
@@ -107,6 +108,9 @@ export function definePolicy(definition: PolicyDefinition): Policy {
     });
     built.push(placed.map(([s]) => s));
     problems.push(...duplicateScorerNames(placed, i));
+    const guard = parsed.success ? parsed.data.rules[i]?.guard : undefined;
+    if (guard !== undefined && placed.length === entries.length)
+      problems.push(...guardProblems(guard.checks, built[i]!, i));
   });
   if (problems.length > 0 || !parsed.success) throw new PolicyError(problems);
   const policy = assemble(parsed.data, built);

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { Gate, GuardCheck, Policy, Rule, Scorer } from '../types.js';
 import { PyFloat } from '../util/python-json.js';
 import { didYouMean, knownKeysAt } from './did-you-mean.js';
+import { guardProblems } from './guard-problems.js';
 import { policyDigest } from './policy-digest.js';
 import { formatPath, PolicyError, type PolicyProblem } from './policy-error.js';
 import { GUARD_CHECKS, type PolicyFile, policySchema } from './policy-schema.js';
@@ -51,6 +52,9 @@ export function parsePolicy(value: unknown): Policy {
         }
       });
       problems.push(...duplicateScorerNames(placed, i));
+      const guard = top.success ? top.data.rules[i]?.guard : undefined;
+      if (guard !== undefined && scorers.length === rawRule.scorers.length)
+        problems.push(...guardProblems(guard.checks, scorers, i));
     });
   }
   if (problems.length > 0 || !top.success) throw new PolicyError(sortProblems(problems));

@@ -200,8 +200,8 @@ describe('decideToolCall', () => {
     const policy = definePolicy({
       rules: [
         {
+          // (With a guard key, such a rule is refused: it has nothing to guard.)
           name: 'agno',
-          guard: { mode: 'enforce' },
           scorers: [
             reliability({
               expectedToolCalls: ['get_order'],

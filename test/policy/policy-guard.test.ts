@@ -92,6 +92,27 @@ describe('the guard key of a rule', () => {
       'rules[0].guard.mod: unknown key (did you mean "mode"?)',
     ]);
     expect(problemsOf(() => parsePolicy(fileWith(true)))).toHaveLength(1);
+    // A guard that could never deny anything says so.
+    expect(
+      problemsOf(() =>
+        parsePolicy({
+          version: 1,
+          rules: [{ name: 'r', guard: {}, scorers: [{ kind: 'tool_order', expected_tool: 'a' }] }],
+        }),
+      ),
+    ).toEqual([
+      'rules[0].guard: the rule has no trajectory scorer: a guard checks the limits of its trajectory scorers',
+    ]);
+    expect(problemsOf(() => parsePolicy(fileWith({ checks: ['arguments', 'repeated_call'] })))).toEqual([
+      "rules[0].guard: nothing to check: the rule's trajectory scorers set none of arg_constraints, max_repeats",
+    ]);
+    expect(
+      problemsOf(() =>
+        definePolicy({
+          rules: [{ name: 'r', guard: { checks: ['unexpected'] }, scorers: [trajectory({ maxCalls: 2 })] }],
+        }),
+      ),
+    ).toEqual(["rules[0].guard: nothing to check: the rule's trajectory scorers set none of expected_tools"]);
     expect(
       problemsOf(() =>
         definePolicy({
