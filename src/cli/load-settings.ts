@@ -1,22 +1,24 @@
-import { readFile } from 'node:fs/promises';
 import { isPlainObject } from '../policy/parse-policy.js';
 import { PolicyError } from '../policy/policy-error.js';
+import type { PolicyLimits } from '../policy/policy-limits.js';
 import { prototypeKeyProblems } from '../policy/prototype-keys.js';
+import { readPolicyFile } from '../policy/read-policy-file.js';
 import { readPolicyText } from '../policy/read-policy-text.js';
 
 /**
  * A policy file read as settings for an eval dataset (sampling, judge, redact, gates): in
- * the file form, `rules` optional, checked when the cases policy is built.
+ * the file form, `rules` optional, checked when the cases policy is built. Bounded as
+ * `loadPolicy` bounds a policy.
  */
-export async function loadSettings(path: string): Promise<Record<string, unknown>> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message;
-    throw new PolicyError([{ path: '', message: `cannot read policy file ${path}: ${reason}` }]);
-  }
-  const { value, problems } = readPolicyText(text);
+export async function loadSettings(
+  path: string,
+  limits: PolicyLimits = {},
+): Promise<Record<string, unknown>> {
+  const text = await readPolicyFile(path, limits.maxBytes);
+  const { value, problems } = readPolicyText(
+    text,
+    limits.maxAliasNodes !== undefined ? { maxAliasNodes: limits.maxAliasNodes } : {},
+  );
   if (problems.length > 0) throw new PolicyError(problems, path);
   if (!isPlainObject(value))
     throw new PolicyError([{ path: '', message: 'expected a mapping at the top level' }], path);

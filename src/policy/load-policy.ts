@@ -1,30 +1,29 @@
-import { readFile } from 'node:fs/promises';
 import type { Policy } from '../types.js';
 import { isPolicy } from './define-policy.js';
 import { parsePolicy } from './parse-policy.js';
 import { PolicyError } from './policy-error.js';
+import type { PolicyLimits } from './policy-limits.js';
+import { readPolicyFile } from './read-policy-file.js';
 import { readPolicyText } from './read-policy-text.js';
 
 /**
  * Loads a policy from a file path, from YAML/JSON text, or from an object in the file form
  * (an already-built `Policy` is returned as is). Throws `PolicyError` with every problem.
+ * `limits` bound the file's size (default 1 MiB) and what its aliases expand to (default
+ * 100,000 nodes).
  */
-export async function loadPolicy(source: string | object): Promise<Policy> {
+export async function loadPolicy(source: string | object, limits: PolicyLimits = {}): Promise<Policy> {
   if (typeof source !== 'string') return isPolicy(source) ? source : parsePolicy(source);
-  if (looksLikeText(source)) return parsePolicyText(source);
-  let text: string;
-  try {
-    text = await readFile(source, 'utf8');
-  } catch (err) {
-    const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message;
-    throw new PolicyError([{ path: '', message: `cannot read policy file ${source}: ${reason}` }]);
-  }
-  return parsePolicyText(text, source);
+  if (looksLikeText(source)) return parsePolicyText(source, undefined, limits);
+  return parsePolicyText(await readPolicyFile(source, limits.maxBytes), source, limits);
 }
 
 /** Parses YAML or JSON policy text. */
-export function parsePolicyText(text: string, source?: string): Policy {
-  const { value, problems, locate } = readPolicyText(text);
+export function parsePolicyText(text: string, source?: string, limits: PolicyLimits = {}): Policy {
+  const { value, problems, locate } = readPolicyText(
+    text,
+    limits.maxAliasNodes !== undefined ? { maxAliasNodes: limits.maxAliasNodes } : {},
+  );
   if (problems.length > 0) throw new PolicyError(problems, source);
   try {
     return parsePolicy(value);

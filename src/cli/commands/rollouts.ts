@@ -16,6 +16,7 @@ import { type RolloutAgent, type RunRolloutsResult, runRollouts } from '../../ro
 import { guardAgentProcess } from '../agent-guard.js';
 import type { CliIo } from '../cli-io.js';
 import { loadSettings } from '../load-settings.js';
+import { POLICY_LIMIT_OPTIONS, policyLimitsOf, policyLimitUsage } from '../policy-limit-flags.js';
 import { sameFile } from '../same-file.js';
 import { UnjudgedTally } from '../unjudged-tally.js';
 import { REPORT_FORMATS, type ReportFormat } from '../verdict-output.js';
@@ -43,6 +44,7 @@ scored rollout passed), saturated-fail (none passed) or learning-zone (in betwee
   --format F      table (default), markdown, html, junit (a test per rollout), json
   --out PATH      write the report to PATH instead of stdout
   --gate          check the gates (on stderr); exit 1 when one fails or nothing was scored
+${policyLimitUsage(18)}
   -h, --help      this text
 
 exit status: 0 done (and gates held), 1 a gate failed, 2 bad usage / invalid cases or
@@ -81,6 +83,9 @@ export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number
     ints[name] = n;
   }
 
+  const limits = policyLimitsOf(values);
+  if (typeof limits === 'string') return usage(io, limits);
+
   if (values.out !== undefined) {
     const clash = await sameFile(values.out, [values.cases, values.agent, values.policy, values.judges]);
     if (clash !== undefined) {
@@ -93,7 +98,7 @@ export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number
   let settings: Record<string, unknown> | undefined;
   try {
     cases = await loadCases(values.cases);
-    if (values.policy) settings = await loadSettings(values.policy);
+    if (values.policy) settings = await loadSettings(values.policy, limits);
   } catch (err) {
     io.stderr(`toolwatch rollouts: ${(err as Error).message}\n`);
     return 2;
@@ -290,6 +295,7 @@ function parse(argv: string[]) {
       format: { type: 'string', short: 'f' },
       out: { type: 'string', short: 'o' },
       gate: { type: 'boolean' },
+      ...POLICY_LIMIT_OPTIONS,
       help: { type: 'boolean', short: 'h' },
     },
   });

@@ -15,9 +15,11 @@ import { printable } from '../../input/printable.js';
 import type { TraceGroup } from '../../input/trace-window.js';
 import { loadPolicy } from '../../policy/load-policy.js';
 import { PolicyError } from '../../policy/policy-error.js';
+import type { PolicyLimits } from '../../policy/policy-limits.js';
 import { gateLine } from '../../report/gate-line.js';
 import type { Policy, Verdict } from '../../types.js';
 import type { CliIo } from '../cli-io.js';
+import { POLICY_LIMIT_OPTIONS, policyLimitsOf, policyLimitUsage } from '../policy-limit-flags.js';
 import { ProblemLog } from '../problem-log.js';
 import { sameFile } from '../same-file.js';
 import { type ScoreStats, scoreStream } from '../score-stream.js';
@@ -58,6 +60,7 @@ export const SCORE_USAGE = `usage: toolwatch score FILE... (--policy P | --cases
               judge in N threads (default 1; this one and N-1 workers), traces split
               among them by trace id: the same verdicts, written in the order they
               are judged; not with --judges
+${policyLimitUsage(14)}
   -h, --help  this text
 
 A one-line summary goes to stderr at the end; a progress line too while stderr is a
@@ -103,6 +106,8 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
     // One judge budget (max_per_minute, max_concurrent) cannot be split among threads.
     if (jobs > 1 && values.judges) return usage(io, '--jobs cannot be combined with --judges');
   }
+  const limits = policyLimitsOf(values);
+  if (typeof limits === 'string') return usage(io, limits);
   if (positionals.filter((f) => f === '-').length > 1) return usage(io, '- (stdin) can be given once');
   for (const file of positionals) {
     if (file === '-') continue;
@@ -139,6 +144,7 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
     ...(values.cases ? { cases: values.cases } : {}),
     matchInput: values['match-input'] === true,
     judge: values.judges !== undefined,
+    limits,
   };
   // With --jobs, the workers load the CLI and the policy while this thread does.
   const workers =
@@ -271,6 +277,8 @@ export interface ScoringSources {
   matchInput: boolean;
   /** Whether judges are configured (a case with `answer_facts` then gets an `llm_judge`). */
   judge: boolean;
+  /** Bounds on the policy file (default `DEFAULT_POLICY_LIMITS`). */
+  limits?: PolicyLimits;
 }
 
 export interface Scoring {
@@ -283,11 +291,11 @@ export interface Scoring {
 
 /** The policy (or the case file's policies) a score run judges with. Throws what the loaders throw. */
 export async function loadScoring(sources: ScoringSources): Promise<Scoring> {
-  if (!sources.cases) return { policy: await loadPolicy(sources.policy!) };
+  if (!sources.cases) return { policy: await loadPolicy(sources.policy!, sources.limits) };
   // The eval-dataset modules are loaded only with --cases: a policy run starts without them.
   const m = await loadCaseModules();
   const cases = await m.loadCases(sources.cases);
-  const base = sources.policy ? await m.loadSettings(sources.policy) : undefined;
+  const base = sources.policy ? await m.loadSettings(sources.policy, sources.limits) : undefined;
   const policy = m.casesPolicy(cases, { ...(base ? { base } : {}), judge: sources.judge });
   const select = m.caseSelector(policy, cases, { matchInput: sources.matchInput, source: sources.cases });
   return { policy, cases, select, ruleTags: m.caseTags(cases) };
@@ -369,6 +377,7 @@ function parse(argv: string[]) {
       judges: { type: 'string' },
       window: { type: 'string' },
       jobs: { type: 'string', short: 'j' },
+      ...POLICY_LIMIT_OPTIONS,
       help: { type: 'boolean', short: 'h' },
     },
   });

@@ -11,6 +11,7 @@ import { loadPolicy } from '../../policy/load-policy.js';
 import { PolicyError } from '../../policy/policy-error.js';
 import type { Policy } from '../../types.js';
 import type { CliIo } from '../cli-io.js';
+import { POLICY_LIMIT_OPTIONS, policyLimitsOf, policyLimitUsage } from '../policy-limit-flags.js';
 import { loadJudges } from './score.js';
 
 export const SERVE_USAGE = `usage: toolwatch serve --policy P [options]
@@ -60,6 +61,7 @@ writes the verdicts onto the agent spans and forwards every span.
   --log-verdicts WHICH  verdicts logged to stderr, one line each: failing (default:
                         not passed, or with span id conflicts), all, or none
   --log-format F        text (default) or json (one object per line)
+${policyLimitUsage(24)}
   -h, --help            this text
 
 Binds to 127.0.0.1 unless told otherwise. SIGTERM or SIGINT: stop accepting, judge what
@@ -98,6 +100,7 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
         'unready-after-failures': { type: 'string' },
         'log-verdicts': { type: 'string' },
         'log-format': { type: 'string' },
+        ...POLICY_LIMIT_OPTIONS,
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -180,13 +183,15 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
     drainTimeoutMs: number('drain-timeout'),
   };
   if (!values.policy) problems.push('--policy is required');
+  const limits = policyLimitsOf(values);
+  if (typeof limits === 'string') problems.push(limits);
   if (problems.length > 0) {
     io.stderr(`${problems.map((p) => `toolwatch serve: ${p}`).join('\n')}\n${SERVE_USAGE}\n`);
     return 2;
   }
   let policy: Policy;
   try {
-    policy = await loadPolicy(values.policy as string);
+    policy = await loadPolicy(values.policy as string, typeof limits === 'string' ? {} : limits);
   } catch (err) {
     io.stderr(`toolwatch serve: ${err instanceof PolicyError ? err.message : (err as Error).message}\n`);
     return 2;
