@@ -1,4 +1,5 @@
 import type { Gate, GuardCheck, GuardMode, Policy, RuleMatch, Scorer } from '../types.js';
+import { codeKey, codePath, fileFormOf } from './code-form.js';
 import { guardProblems } from './guard-problems.js';
 import {
   assemble,
@@ -6,6 +7,7 @@ import {
   duplicateScorerNames,
   isPlainObject,
   issuesToProblems,
+  sortProblems,
 } from './parse-policy.js';
 import { formatPath, PolicyError, type PolicyProblem } from './policy-error.js';
 import { policySchema } from './policy-schema.js';
@@ -46,43 +48,24 @@ export interface PolicyDefinition {
  * policy file (same problems, same digest); throws `PolicyError`.
  */
 export function definePolicy(definition: PolicyDefinition): Policy {
-  const file = {
-    version: definition.version ?? 1,
-    ...(definition.sampling ? { sampling: definition.sampling } : {}),
-    ...(definition.judge
-      ? {
-          judge: {
-            ...(definition.judge.maxPerMinute !== undefined
-              ? { max_per_minute: definition.judge.maxPerMinute }
-              : {}),
-            ...(definition.judge.maxConcurrent !== undefined
-              ? { max_concurrent: definition.judge.maxConcurrent }
-              : {}),
-            ...(definition.judge.escalateOn !== undefined
-              ? { escalate_on: definition.judge.escalateOn }
-              : {}),
-          },
-        }
-      : {}),
-    ...(definition.redact?.values !== undefined ? { redact: { values: definition.redact.values } } : {}),
-    rules: (definition.rules ?? []).map((rule) => ({
-      name: rule.name,
-      match: {
-        ...(rule.match?.agent !== undefined ? { agent: rule.match.agent } : {}),
-        ...(rule.match?.rootOnly !== undefined ? { root_only: rule.match.rootOnly } : {}),
-        ...(rule.match?.attributes !== undefined ? { attributes: rule.match.attributes } : {}),
-      },
-      scorers: rule.scorers,
-      ...(rule.guard !== undefined ? { guard: rule.guard } : {}),
-    })),
-    ...(definition.gates ? { gates: definition.gates } : {}),
-  };
+  if (!isPlainObject(definition)) {
+    throw new PolicyError([{ path: '', message: 'expected a policy definition object' }]);
+  }
+  const file = fileFormOf({ ...definition, version: definition.version ?? 1 });
   const problems: PolicyProblem[] = [];
   const parsed = policySchema.safeParse(file);
-  if (!parsed.success) problems.push(...issuesToProblems(parsed.error.issues, []));
+  if (!parsed.success)
+    problems.push(...issuesToProblems(parsed.error.issues, [], policySchema, [], { codePath, codeKey }));
+  const prompt = definition.redact?.prompt;
+  if (prompt !== undefined && typeof prompt !== 'function')
+    problems.push({ path: 'redact.prompt', message: `expected a function, got ${typeof prompt}` });
   const names = new Map<string, number>();
   const built: Scorer[][] = [];
-  (definition.rules ?? []).forEach((rule, i) => {
+  (Array.isArray(definition.rules) ? definition.rules : []).forEach((rule, i) => {
+    if (!isPlainObject(rule)) {
+      built.push([]);
+      return;
+    }
     const first = names.get(rule.name);
     if (first !== undefined) {
       problems.push({
@@ -112,10 +95,10 @@ export function definePolicy(definition: PolicyDefinition): Policy {
     if (guard !== undefined && placed.length === entries.length)
       problems.push(...guardProblems(guard.checks, built[i]!, i));
   });
-  if (problems.length > 0 || !parsed.success) throw new PolicyError(problems);
+  if (problems.length > 0 || !parsed.success) throw new PolicyError(sortProblems(problems));
   const policy = assemble(parsed.data, built);
   // A function cannot be part of the file form (nor of the digest): attached after checking.
-  if (definition.redact?.prompt) policy.redact = { ...policy.redact, prompt: definition.redact.prompt };
+  if (prompt) policy.redact = { ...policy.redact, prompt };
   return policy;
 }
 

@@ -166,6 +166,17 @@ export function buildScorer(
 }
 
 /**
+ * How problems name paths and keys: as the file writes them (the default), or as a policy
+ * defined in code does (camelCase; see code-form.ts).
+ */
+export interface KeyNames {
+  codePath(path: ReadonlyArray<PropertyKey>): PropertyKey[];
+  codeKey(path: ReadonlyArray<PropertyKey>, key: string): string;
+}
+
+const FILE_NAMES: KeyNames = { codePath: (path) => [...path], codeKey: (_, key) => key };
+
+/**
  * zod issues as policy problems: one per unknown key (with the key it most likely meant, when
  * `schema` is given), messages without zod's "Invalid input:" preamble. `schemaPath` is
  * where `issues` sit inside `schema` (for issues of a union branch).
@@ -175,16 +186,19 @@ export function issuesToProblems(
   prefix: ReadonlyArray<PropertyKey>,
   schema?: z.ZodType,
   schemaPath: ReadonlyArray<PropertyKey> = [],
+  names: KeyNames = FILE_NAMES,
 ): PolicyProblem[] {
   const out: PolicyProblem[] = [];
   for (const issue of issues) {
     const path = [...prefix, ...issue.path];
     if (issue.code === 'unrecognized_keys') {
-      const known = schema ? knownKeysAt(schema, [...schemaPath, ...issue.path]) : [];
+      const known = schema
+        ? knownKeysAt(schema, [...schemaPath, ...issue.path]).map((k) => names.codeKey(path, k))
+        : [];
       for (const key of issue.keys) {
-        const meant = didYouMean(key, known);
+        const meant = didYouMean(names.codeKey(path, key), known);
         out.push({
-          path: formatPath([...path, key]),
+          path: formatPath(names.codePath([...path, key])),
           message: meant ? `unknown key (did you mean ${JSON.stringify(meant)}?)` : 'unknown key',
         });
       }
@@ -201,11 +215,14 @@ export function issuesToProblems(
           ),
       );
       if (fitting.length === 1) {
-        out.push(...issuesToProblems(fitting[0]!, path, schema, [...schemaPath, ...issue.path]));
+        out.push(...issuesToProblems(fitting[0]!, path, schema, [...schemaPath, ...issue.path], names));
         continue;
       }
       if (issue.message === 'Invalid input') {
-        out.push({ path: formatPath(path), message: `expected ${unionExpectations(issue.errors)}` });
+        out.push({
+          path: formatPath(names.codePath(path)),
+          message: `expected ${unionExpectations(issue.errors)}`,
+        });
         continue;
       }
     }
@@ -213,7 +230,7 @@ export function issuesToProblems(
     if (issue.code === 'invalid_type' && message.endsWith(', received undefined')) {
       message = `required (${message.slice(0, -', received undefined'.length)})`;
     }
-    out.push({ path: formatPath(path), message });
+    out.push({ path: formatPath(names.codePath(path)), message });
   }
   return out;
 }
@@ -231,7 +248,8 @@ function unionExpectations(branches: readonly (readonly z.core.$ZodIssue[])[]): 
   return [...new Set(wanted)].join(' or ') || 'a different value';
 }
 
-function sortProblems(problems: PolicyProblem[]): PolicyProblem[] {
+/** Problems without repeats, in path order. */
+export function sortProblems(problems: PolicyProblem[]): PolicyProblem[] {
   const seen = new Set<string>();
   return problems
     .filter((p) => {

@@ -69,11 +69,12 @@ rules:
       }
     })();
     expect(err).toBeInstanceOf(PolicyError);
+    // In path order, as a file's.
     expect(err!.problems.map((p) => p.path)).toEqual([
-      'sampling.ratio',
       'rules[0].scorers[1].name',
       'rules[1].name',
       'rules[1].scorers[0]',
+      'sampling.ratio',
     ]);
   });
 
