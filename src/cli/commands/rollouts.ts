@@ -1,4 +1,3 @@
-import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -14,6 +13,7 @@ import { renderText } from '../../report/render-text.js';
 import { ReportBuilder } from '../../report/report-builder.js';
 import { type RolloutAgent, type RunRolloutsResult, runRollouts } from '../../rollouts/run-rollouts.js';
 import { guardAgentProcess } from '../agent-guard.js';
+import { writeFileAtomic } from '../atomic-file.js';
 import type { CliIo } from '../cli-io.js';
 import { loadSettings } from '../load-settings.js';
 import { POLICY_LIMIT_OPTIONS, policyLimitsOf, policyLimitUsage } from '../policy-limit-flags.js';
@@ -175,7 +175,7 @@ export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number
   const text = render(result, format, caseTags(cases));
   if (values.out) {
     try {
-      await writeFile(values.out, text);
+      await writeFileAtomic(values.out, text);
     } catch (err) {
       io.stderr(`toolwatch rollouts: cannot write ${values.out}: ${(err as Error).message}\n`);
       return 2;

@@ -201,50 +201,56 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
   }
   let stats: ScoreStats;
   let summary: VerdictSummary;
-  if (jobs > 1) {
-    const { scoreParallel } = await import('../score-parallel.js');
-    ({ stats, summary } = await scoreParallel({
-      files: positionals,
-      jobs,
-      scoring,
-      sources,
-      ...(workers ? { workers } : {}),
-      ...(windowSize !== undefined ? { window: windowSize } : {}),
-      lines: format === 'json',
-      onLines: (lines) => output.addLines!(lines),
-      onVerdict: (v, file) => output.add(v, file),
-      io,
-      log,
-    }));
-  } else {
-    const summarizer = new VerdictSummarizer(policy);
-    summary = summarizer.summary;
-    stats = await scoreStream({
-      files: positionals,
-      policy,
-      ...(select ? { select } : {}),
-      ...(judges ? { judges } : {}),
-      ...(windowSize !== undefined ? { window: windowSize } : {}),
-      io,
-      log,
-      onVerdict: (v, file) => {
-        summarizer.add(v);
-        return output.add(v, file);
-      },
-    });
-  }
-  log.finish();
-
   let gates: GateOutcome[] | undefined;
   let failed = false;
-  if (values.gate) {
-    gates = checkGates(summary, policy, baseline);
-    failed = gates.some((g) => g.status === 'failed');
+  try {
+    if (jobs > 1) {
+      const { scoreParallel } = await import('../score-parallel.js');
+      ({ stats, summary } = await scoreParallel({
+        files: positionals,
+        jobs,
+        scoring,
+        sources,
+        ...(workers ? { workers } : {}),
+        ...(windowSize !== undefined ? { window: windowSize } : {}),
+        lines: format === 'json',
+        onLines: (lines) => output.addLines!(lines),
+        onVerdict: (v, file) => output.add(v, file),
+        io,
+        log,
+      }));
+    } else {
+      const summarizer = new VerdictSummarizer(policy);
+      summary = summarizer.summary;
+      stats = await scoreStream({
+        files: positionals,
+        policy,
+        ...(select ? { select } : {}),
+        ...(judges ? { judges } : {}),
+        ...(windowSize !== undefined ? { window: windowSize } : {}),
+        io,
+        log,
+        onVerdict: (v, file) => {
+          summarizer.add(v);
+          return output.add(v, file);
+        },
+      });
+    }
+    log.finish();
+
+    if (values.gate) {
+      gates = checkGates(summary, policy, baseline);
+      failed = gates.some((g) => g.status === 'failed');
+    }
+    await output.finish({
+      ...(gates ? { gates } : {}),
+      input: { files: stats.files, records: stats.records, unreadable: stats.unreadable },
+    });
+  } catch (err) {
+    // A run that fails leaves no partial output file.
+    await output.abort();
+    throw err;
   }
-  await output.finish({
-    ...(gates ? { gates } : {}),
-    input: { files: stats.files, records: stats.records, unreadable: stats.unreadable },
-  });
   io.stderr(
     `${prefix}: ${stats.runs} runs scored, ${stats.verdicts} verdicts, ${stats.passed} passed, ${stats.files} files, ${stats.unreadable} unreadable records${
       stats.split > 0 ? `, ${stats.split} traces split by the window` : ''
