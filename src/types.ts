@@ -322,7 +322,12 @@ export interface Verdict {
   span_id: string;
   agent: string;
   rule: string;
-  passed: boolean;
+  /**
+   * `true`: some scorer judged the run and every scorer that ran passed. `false`: a scorer
+   * failed or errored. `null`: no scorer judged the run (every result `skipped`: out of the
+   * sample, an incomplete trace, a judge over budget alone) — neither a pass nor a failure.
+   */
+  passed: boolean | null;
   policy_digest: string;
   sampled: boolean;
   results: ScorerResult[];

@@ -26,11 +26,12 @@ export function failedScorers(results: readonly ScorerResult[]): string[] {
 export function verdictAttributes(verdict: Verdict): Attributes {
   const failed = failedScorers(verdict.results);
   return {
-    [ATTR_TOOLWATCH_EVALUATION_PASSED]: verdict.passed,
+    // Absent when no scorer judged the run: neither a pass nor a failure.
+    ...(verdict.passed !== null ? { [ATTR_TOOLWATCH_EVALUATION_PASSED]: verdict.passed } : {}),
     [ATTR_TOOLWATCH_EVALUATION_FAILED]: failed,
     [ATTR_TOOLWATCH_EVALUATION_RULE]: verdict.rule,
     [ATTR_TOOLWATCH_EVALUATION_POLICY_DIGEST]: verdict.policy_digest,
     // A tail-sampling hint: keep every trace where something went wrong.
-    [ATTR_TOOLWATCH_KEEP]: failed.length > 0 || !verdict.passed,
+    [ATTR_TOOLWATCH_KEEP]: failed.length > 0 || verdict.passed === false,
   };
 }

@@ -66,7 +66,8 @@ export function skippedEvaluation(
     span_id: subject.spanId,
     agent: subject.agent,
     rule: rule.name,
-    passed: true,
+    // Judged by nobody: neither a pass nor a failure.
+    passed: null,
     policy_digest: policy.digest,
     sampled: isSampled(subject.traceId, policy.sampling.ratio),
     results,
@@ -262,8 +263,15 @@ function withEscalation(result: ScorerResult, reason: string): ScorerResult {
   return { ...result, detail: { ...result.detail, escalated: reason } };
 }
 
-function allPassed(results: ScorerResult[]): boolean {
-  return results.every((r) => r.label === 'skipped' || (r.passed && r.label === 'pass'));
+/** Whether every scorer that ran passed; null when none ran (all `skipped`). */
+function allPassed(results: ScorerResult[]): boolean | null {
+  let judged = false;
+  for (const r of results) {
+    if (r.label === 'skipped') continue;
+    if (!(r.passed && r.label === 'pass')) return false;
+    judged = true;
+  }
+  return judged ? true : null;
 }
 
 function orderByRule(results: ScorerResult[], rule: Rule): ScorerResult[] {

@@ -77,16 +77,17 @@ export async function judgeTraces(
 }
 
 /**
- * One set of summary attributes for a span several rules judged: passed only if every
- * verdict passed, failed scorers of all, keep if any; rule and digest of the first.
+ * One set of summary attributes for a span several rules judged: failed if any verdict
+ * failed, passed if some passed and none failed (absent when no rule judged the run), failed
+ * scorers of all, keep if any; rule and digest of the first.
  */
 function mergedAttributes(verdicts: readonly Verdict[]): Record<string, unknown> {
   const attributes: Record<string, unknown> = { ...verdictAttributes(verdicts[0]!) };
   for (const verdict of verdicts.slice(1)) {
     const next = verdictAttributes(verdict);
-    attributes[ATTR_TOOLWATCH_EVALUATION_PASSED] =
-      attributes[ATTR_TOOLWATCH_EVALUATION_PASSED] === true &&
-      next[ATTR_TOOLWATCH_EVALUATION_PASSED] === true;
+    const [a, b] = [attributes[ATTR_TOOLWATCH_EVALUATION_PASSED], next[ATTR_TOOLWATCH_EVALUATION_PASSED]];
+    if (a === false || b === false) attributes[ATTR_TOOLWATCH_EVALUATION_PASSED] = false;
+    else if (a === true || b === true) attributes[ATTR_TOOLWATCH_EVALUATION_PASSED] = true;
     attributes[ATTR_TOOLWATCH_KEEP] =
       attributes[ATTR_TOOLWATCH_KEEP] === true || next[ATTR_TOOLWATCH_KEEP] === true;
     const failed = new Set([

@@ -412,7 +412,8 @@ export class ToolwatchGateway {
           limiter: this._limiter,
           problems,
         });
-        for (const v of verdicts) this._count.verdicts!({ rule: v.rule, passed: String(v.passed) });
+        for (const v of verdicts)
+          this._count.verdicts!({ rule: v.rule, passed: v.passed === null ? 'skipped' : String(v.passed) });
         this._send(spans);
         this._logVerdicts(verdicts, traces);
         for (const run of unmatched) this._unmatched(run);

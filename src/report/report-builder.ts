@@ -75,9 +75,10 @@ export class ReportBuilder {
     // passed, an unjudged run read "every run passed".
     if (isJudged(v)) {
       this.runs++;
-      if (v.passed) this.passed++;
-      bump(this.byRule, v.rule, v.passed);
-      for (const tag of this.options.ruleTags?.get(v.rule) ?? []) bump(this.byTag, tag, v.passed);
+      const passed = v.passed === true;
+      if (passed) this.passed++;
+      bump(this.byRule, v.rule, passed);
+      for (const tag of this.options.ruleTags?.get(v.rule) ?? []) bump(this.byTag, tag, passed);
     }
     for (const r of v.results) {
       const key = `${v.rule}\u0000${r.scorer}`;
@@ -111,7 +112,7 @@ export class ReportBuilder {
       }
       if (r.kind === 'trajectory') this.addTools(r.detail);
     }
-    if (!v.passed) {
+    if (v.passed === false) {
       if (this.failing.length >= this.maxFailing) this.failingOmitted++;
       else {
         this.failing.push({

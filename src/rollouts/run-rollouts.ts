@@ -161,7 +161,7 @@ export async function runRollouts(options: RunRolloutsOptions): Promise<RunRollo
       // Counted now: spans the agent left open end before the flush above.
       agentSpans: counter.agentSpans(r.traceId),
       ...(verdict ? { verdict } : {}),
-      passed: r.error === undefined && verdict !== undefined && isJudged(verdict) && verdict.passed,
+      passed: r.error === undefined && verdict !== undefined && isJudged(verdict) && verdict.passed === true,
     };
   });
   const counts = cases.map((c) => {

@@ -209,7 +209,7 @@ describe('eval-dataset cases', () => {
     const a = await evaluateTraces(traces, fromCases);
     const b = await evaluateTraces(traces, fromFile);
     expect(a.map((v) => v.results)).toEqual(b.map((v) => v.results));
-    // Judged: a skipped record would have passed: true too.
+    // Judged, not a skipped record.
     expect(a.map((v) => [v.passed, v.results.map((r) => r.label)])).toEqual([
       [true, ['pass']],
       [false, ['fail']],
@@ -263,7 +263,7 @@ describe('eval-dataset cases', () => {
             results: Array<{ label: string }>;
           },
       );
-    // Each one judged by its case's trajectory scorer (a skipped record also has passed: true).
+    // Each one judged by its case's trajectory scorer, not a skipped record.
     expect(
       verdicts.map((v) => [Number.parseInt(v.trace_id, 16), v.rule, v.passed, v.results.map((r) => r.label)]),
     ).toEqual([

@@ -60,7 +60,7 @@ describe('toolwatch rollouts', () => {
       ['good', 4, 4, 'saturated-pass'],
       ['throws', 2, 4, 'learning-zone'],
     ]);
-    // Those counted as passed were judged passes: a skipped record (passed: true) counts alike.
+    // Those counted as passed were judged passes, not skipped records (passed: null).
     expect(
       doc.rollouts.filter((r) => r.passed).map((r) => [r.case, r.verdict?.results.map((x) => x.label)]),
     ).toEqual([...Array(4).fill(['good', ['pass']]), ['throws', ['pass']], ['throws', ['pass']]]);

@@ -77,7 +77,7 @@ describe('toolwatch score', () => {
       ['22222222222222222222222222222222', false],
       ['11111111111111111111111111111111', true],
     ]);
-    // Judged (a skipped record has passed: true too); evaluateTraces below would skip alike.
+    // Judged, not skipped; evaluateTraces below would skip alike.
     expect(verdicts.map((v) => v.results.map((r: { label: string }) => r.label))).toEqual([
       ['fail', 'fail'],
       ['pass', 'pass'],

@@ -55,3 +55,12 @@ describe('verdictAttributes', () => {
     expect(failedScorers([result('x', 'fail'), result('x', 'error')])).toEqual(['x']);
   });
 });
+
+describe('the summary attributes of a verdict no scorer judged', () => {
+  it('carry no passed attribute (neither pass nor failure) and do not ask to keep the trace', () => {
+    const attributes = verdictAttributes({ ...verdict([result('s', 'skipped')], true), passed: null });
+    expect(attributes['toolwatch.evaluation.passed']).toBeUndefined();
+    expect(attributes['toolwatch.keep']).toBe(false);
+    expect(attributes['toolwatch.evaluation.failed']).toEqual([]);
+  });
+});

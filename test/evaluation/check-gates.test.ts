@@ -140,8 +140,8 @@ describe('checkGates', () => {
     const sampledOut = await loadPolicy(POLICY.replace('version: 1', 'version: 1\nsampling: { ratio: 0 }'));
     const unjudged = await evaluateTraces([good(1), trace(2, [['submit_refund', 'A1024']])], sampledOut);
     expect(unjudged.map((v) => [v.passed, v.results.map((r) => r.label)])).toEqual([
-      [true, ['skipped']],
-      [true, ['skipped']],
+      [null, ['skipped']],
+      [null, ['skipped']],
     ]);
     const baseline = await evaluateTraces([good(5), good(6)], policy);
     expect(summarizeVerdicts(unjudged, policy)).toMatchObject({ runs: 0, passed: 0 });

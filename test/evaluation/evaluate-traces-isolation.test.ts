@@ -37,7 +37,7 @@ describe('evaluateTraces isolation', () => {
         problems,
       },
     );
-    // Scored: its tool_order result a judged pass (a skipped record has passed: true too).
+    // Scored: its tool_order result a judged pass, not a skipped record.
     expect(verdicts.map((v) => [v.trace_id, v.passed, v.results.map((r) => r.label)])).toEqual([
       ['0123456789abcdef0123456789abcdef', true, ['pass']],
     ]);

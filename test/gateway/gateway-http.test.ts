@@ -107,7 +107,7 @@ describe('gateway over OTLP/HTTP', () => {
     await until('forwarded', () => sink.spans().length === spans.length);
     const agent = sink.decoded().find((s) => s.name.startsWith('invoke_agent'))!;
     expect(agent.attributes['toolwatch.evaluation.passed']).toBe(true);
-    // Judged: a skipped record (the run taken as incomplete) is also passed: true.
+    // Judged: not a skipped record (the run taken as incomplete).
     expect(
       agent.events.map((e) => [
         e.attributes['gen_ai.evaluation.name'],
@@ -167,7 +167,7 @@ describe('gateway over OTLP/HTTP', () => {
     expect(r.total('toolwatch_gateway_spans_received_total')).toBe(2 * spans.length);
     const agent = sink.decoded().find((s) => s.name.startsWith('invoke_agent'))!;
     expect(agent.attributes['toolwatch.evaluation.passed']).toBe(true);
-    // Judged: a skipped record (the run taken as incomplete) is also passed: true.
+    // Judged: not a skipped record (the run taken as incomplete).
     expect(
       agent.events.map((e) => [
         e.attributes['gen_ai.evaluation.name'],

@@ -84,7 +84,7 @@ async function checkVerdicts(framework: Framework, scenario: ScenarioName, wrapp
     expect(run.offline.length).toBeGreaterThan(0);
     const judged = run.offline.filter((v) => v.rule === 'every_run').map((v) => v.agent);
     for (const truthRun of run.groundTruth.runs) expect(judged).toContain(truthRun.agent);
-    // Judged, not skipped: skipped records (passed: true) on both sides would be equal too.
+    // Judged, not skipped: skipped records (passed: null) on both sides would be equal too.
     const skipped = run.offline.flatMap((v) =>
       v.results
         .filter((r) => r.label === 'skipped')

@@ -56,7 +56,7 @@ describe('grouped reports', () => {
       [trace(99, 'refund-agent', [['submit_refund', 'A1024']])],
       sampledOut,
     );
-    expect(unjudged.map((v) => [v.passed, v.results.map((r) => r.label)])).toEqual([[true, ['skipped']]]);
+    expect(unjudged.map((v) => [v.passed, v.results.map((r) => r.label)])).toEqual([[null, ['skipped']]]);
     const builder = new ReportBuilder({ policy });
     for (const v of [...verdicts, ...unjudged]) builder.add(v);
     const r = builder.build();

@@ -103,7 +103,7 @@ describe('runRollouts with an AI SDK agent on a scripted model', () => {
       ['throws', 2, 4, 2, 'learning-zone'],
       ['hangs', 3, 4, 1, 'learning-zone'],
     ]);
-    // The rollouts counted as passed were judged passes, not skipped records (also passed: true).
+    // The rollouts counted as passed were judged passes, not skipped records (passed: null).
     expect(
       result.rollouts
         .filter((r) => r.passed)

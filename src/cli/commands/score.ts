@@ -347,7 +347,12 @@ async function readBaseline(path: string, policy: Policy): Promise<VerdictSummar
           `baseline ${path}:${lineNo}: not JSON; a baseline is what \`toolwatch baseline save\` writes`,
         );
       }
-      if (!v || typeof v !== 'object' || !Array.isArray(v.results) || typeof v.passed !== 'boolean') {
+      if (
+        !v ||
+        typeof v !== 'object' ||
+        !Array.isArray(v.results) ||
+        (typeof v.passed !== 'boolean' && v.passed !== null)
+      ) {
         throw new Error(`baseline ${path}:${lineNo}: not a verdict`);
       }
       if (v.policy_digest !== policy.digest) {

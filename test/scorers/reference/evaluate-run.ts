@@ -77,7 +77,7 @@ export function skippedEvaluation(
     span_id: subject.spanId,
     agent: subject.agent,
     rule: rule.name,
-    passed: true,
+    passed: null,
     policy_digest: policy.digest,
     sampled: isSampled(subject.traceId, policy.sampling.ratio),
     results,
@@ -259,8 +259,10 @@ function withEscalation(result: ScorerResult, reason: string): ScorerResult {
   return { ...result, detail: { ...result.detail, escalated: reason } };
 }
 
-function allPassed(results: ScorerResult[]): boolean {
-  return results.every((r) => r.label === 'skipped' || (r.passed && r.label === 'pass'));
+/** Every scorer that ran passed; null when none ran. */
+function allPassed(results: ScorerResult[]): boolean | null {
+  const ran = results.filter((r) => r.label !== 'skipped');
+  return ran.length === 0 ? null : ran.every((r) => r.passed && r.label === 'pass');
 }
 
 function orderByRule(results: ScorerResult[], rule: Rule): ScorerResult[] {
