@@ -20,7 +20,35 @@ export interface AtomicFile {
 
 /** Temporary files of this process not yet committed or aborted, removed if it exits first. */
 const pending = new Set<string>();
-let exitHook = false;
+let hooked = false;
+
+function removePending(): void {
+  for (const file of pending) {
+    try {
+      unlinkSync(file);
+    } catch {}
+  }
+  pending.clear();
+}
+
+/**
+ * Removes the temporary files at exit, and on a signal that would end the process (Ctrl-C,
+ * `kill`), which skips the exit event: the signal is then raised again as it came, so the
+ * process ends as it would have (or as other listeners decide).
+ */
+function hookExit(): void {
+  if (hooked) return;
+  hooked = true;
+  process.once('exit', removePending);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    const onSignal = () => {
+      removePending();
+      process.removeListener(signal, onSignal);
+      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+    };
+    process.on(signal, onSignal);
+  }
+}
 
 export async function openAtomic(path: string): Promise<AtomicFile> {
   let target = path;
@@ -41,16 +69,7 @@ export async function openAtomic(path: string): Promise<AtomicFile> {
   // `wx`: never an existing file (a link planted at the name would be written through).
   const handle = await open(temp, 'wx');
   pending.add(temp);
-  if (!exitHook) {
-    exitHook = true;
-    process.once('exit', () => {
-      for (const file of pending) {
-        try {
-          unlinkSync(file);
-        } catch {}
-      }
-    });
-  }
+  hookExit();
   let settled = false;
   const abort = async () => {
     if (settled) return;

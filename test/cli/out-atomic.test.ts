@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { access, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openOutput } from '../../src/cli/verdict-output.js';
 import { parsePolicyText } from '../../src/policy/load-policy.js';
@@ -18,8 +18,8 @@ import { capturedStderr } from '../helpers/captured-io.js';
 import { TraceBuilder } from '../helpers/trace-builder.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const tsx = join(root, 'node_modules/.bin/tsx');
 const main = join(root, 'src/cli/main.ts');
+const loader = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href;
 const POLICY =
   'version: 1\nrules:\n  - name: refunds\n    scorers:\n      - kind: trajectory\n        expected_tools: [get_order_detail]\n';
 const RUNS = 8000;
@@ -47,7 +47,11 @@ afterAll(async () => {
 });
 
 function score(args: string[]) {
-  const child = spawn(tsx, [main, 'score', ...args], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+  // Node itself, not the tsx launcher, which relays signals to a child process of its own.
+  const child = spawn(process.execPath, ['--import', loader, main, 'score', ...args], {
+    cwd: dir,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.on('data', (d) => {
     stderr += d;
@@ -82,27 +86,36 @@ describe('--out F with concurrent writers', () => {
     expect((await readdir(dir)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
 
-  it('a run killed before its end leaves no F (it left F cut mid-run)', { timeout: 180_000 }, async () => {
-    const { child, exit } = score(['traces0.jsonl', '--policy', 'policy.yaml', '--out', 'killed.jsonl']);
-    // Killed once the first verdicts are written: F held them already.
-    const tmpSeen = new Promise<void>((resolve) => {
+  /** Resolves once the run has written verdicts to its output (the temporary file, or F itself). */
+  function written(name: string): Promise<void> {
+    return new Promise<void>((resolve) => {
       const poll = setInterval(async () => {
         const files = await readdir(dir);
-        const temp = files.find((f) => f.startsWith('.killed.jsonl.') && f.endsWith('.tmp'));
-        const direct = files.includes('killed.jsonl')
-          ? (await readFile(join(dir, 'killed.jsonl'))).length
-          : 0;
+        const temp = files.find((f) => f.startsWith(`.${name}.`) && f.endsWith('.tmp'));
+        const direct = files.includes(name) ? (await readFile(join(dir, name))).length : 0;
         if ((temp && (await readFile(join(dir, temp))).length > 0) || direct > 0) {
           clearInterval(poll);
           resolve();
         }
       }, 5);
     });
-    await tmpSeen;
-    child.kill('SIGKILL');
-    await exit;
-    await expect(access(join(dir, 'killed.jsonl'))).rejects.toThrow(/ENOENT/);
-  });
+  }
+
+  it.each(['SIGKILL', 'SIGTERM', 'SIGINT'] as const)(
+    'a run ended by %s leaves no F (it left F cut mid-run)',
+    async (signal) => {
+      const name = `killed-${signal}.jsonl`;
+      const { child, exit } = score(['traces0.jsonl', '--policy', 'policy.yaml', '--out', name]);
+      await Promise.race([written(name), exit.then(({ stderr }) => Promise.reject(new Error(stderr)))]);
+      child.kill(signal);
+      await exit;
+      await expect(access(join(dir, name))).rejects.toThrow(/ENOENT/);
+      // SIGTERM and SIGINT remove the temporary file too; SIGKILL cannot be caught.
+      if (signal !== 'SIGKILL')
+        expect((await readdir(dir)).filter((f) => f.startsWith(`.${name}.`))).toEqual([]);
+    },
+    180_000,
+  );
 });
 
 describe('an output abandoned by a failing run', () => {
