@@ -438,10 +438,11 @@ export class ToolwatchGateway {
     for (const t of traces) if (t.conflicts.size > 0) conflicts.set(t.traceId, listedConflicts(t));
     for (const v of verdicts) {
       const conflicting = conflicts.get(v.trace_id);
-      if (which === 'failing' && v.passed && !conflicting) continue;
+      // A verdict no scorer judged (passed null) is not a failing one.
+      if (which === 'failing' && v.passed !== false && !conflicting) continue;
       this._log({
-        level: v.passed && !conflicting ? 'info' : 'warn',
-        msg: v.passed ? 'verdict passed' : 'verdict failed',
+        level: v.passed !== false && !conflicting ? 'info' : 'warn',
+        msg: v.passed === null ? 'verdict not judged' : v.passed ? 'verdict passed' : 'verdict failed',
         attributes: {
           trace_id: v.trace_id,
           span_id: v.span_id,

@@ -8,7 +8,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { formatLogRecord, type GatewayLogRecord } from '../../src/gateway/gateway-log.js';
 import { ToolwatchGateway, type ToolwatchGatewayOptions } from '../../src/gateway/toolwatch-gateway.js';
 import { otlpJsonFromProtobuf } from '../../src/otlp/otlp-protobuf.js';
-import { protobufOf, recordRun, type Sink, startSink, supportPolicy } from './helpers.js';
+import { parsePolicyText } from '../../src/policy/load-policy.js';
+import { POLICY_TEXT, protobufOf, recordRun, type Sink, startSink, supportPolicy } from './helpers.js';
 
 const gateways: ToolwatchGateway[] = [];
 const sinks: Sink[] = [];
@@ -59,6 +60,17 @@ describe('gateway verdict log', () => {
           failed_scorers: ['trajectory'],
         },
       },
+    ]);
+  });
+
+  it('a verdict no scorer judged (out of the sample) is not logged as failing, and reads "not judged"', async () => {
+    const sampledOut = () =>
+      parsePolicyText(POLICY_TEXT.replace('version: 1', 'version: 1\nsampling: { ratio: 0 }'));
+    expect((await judgedTwoRuns({ policy: sampledOut() })).records).toEqual([]);
+    const all = await judgedTwoRuns({ policy: sampledOut(), logVerdicts: 'all' });
+    expect(all.records.map((r) => [r.level, r.msg])).toEqual([
+      ['info', 'verdict not judged'],
+      ['info', 'verdict not judged'],
     ]);
   });
 
