@@ -3,6 +3,7 @@ import { gunzip } from 'node:zlib';
 import { otlpProtobufFromJson } from '../otlp/otlp-protobuf-from-json.js';
 import { bearerTokenMatches } from './bearer-token.js';
 import { BodyBudget } from './body-budget.js';
+import { serveGuard } from './guard-route.js';
 import { exportResponse, exportResponseJson, RpcCode, rpcStatus, rpcStatusJson } from './otlp-responses.js';
 import type { ToolwatchGateway } from './toolwatch-gateway.js';
 
@@ -71,6 +72,8 @@ async function handle(
 ): Promise<void> {
   if (serveProbes(gateway, req, res)) return;
   const path = (req.url ?? '').split('?')[0];
+  if (path === '/v1/guard')
+    return serveGuard(gateway, req, res, { token, maxRequest, maxDecompressed, budget, held });
   if (path !== '/v1/traces') return refuse(req, res, 404, 'not found');
   if (req.method !== 'POST') return refuse(req, res, 405, 'use POST');
   const encoding = encodingOf(req.headers['content-type']);
@@ -158,7 +161,7 @@ function encodingOf(header: string | undefined): Encoding | undefined {
   return undefined;
 }
 
-function readBody(
+export function readBody(
   req: IncomingMessage,
   max: number,
   budget: BodyBudget,
@@ -201,7 +204,7 @@ function readBody(
   });
 }
 
-function gunzipLimited(body: Buffer, max: number): Promise<Buffer> {
+export function gunzipLimited(body: Buffer, max: number): Promise<Buffer> {
   return new Promise((resolve, reject) =>
     gunzip(body, { maxOutputLength: max }, (err, out) => (err ? reject(err) : resolve(out))),
   );

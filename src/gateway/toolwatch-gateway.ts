@@ -8,6 +8,7 @@ import { encodeTraceRequest, type RawSpan, splitTraceRequest } from '../otlp/tra
 import type { AgentRun, JudgeFunction, Policy, Problem, SpanLike, Verdict } from '../types.js';
 import { Forwarder, type ForwarderOptions } from './forwarder.js';
 import type { GatewayLogger, GatewayLogRecord, VerdictLogging } from './gateway-log.js';
+import { GuardService } from './guard-service.js';
 import { judgeTraces } from './judge-traces.js';
 import { PrometheusRegistry } from './prometheus-registry.js';
 import { type BufferedTrace, type Completion, listedConflicts, TraceAssembler } from './trace-assembler.js';
@@ -50,6 +51,10 @@ export interface ToolwatchGatewayOptions {
   decidedCacheSize?: number;
   /** Where metrics go. Default a fresh registry (`gateway.registry`). */
   registry?: PrometheusRegistry;
+  /** Runs whose guarded calls `POST /v1/guard` keeps (see `GuardService`). Default 10,000. */
+  guardRuns?: number;
+  /** A guarded run not asked about for this long is forgotten. Default 900,000 ms. */
+  guardRunTtlMs?: number;
   /** Clock. Default `Date.now`. */
   now?: () => number;
   /**
@@ -84,6 +89,8 @@ export type IngestResult =
 export class ToolwatchGateway {
   readonly registry: PrometheusRegistry;
   readonly metrics: ToolwatchMetrics;
+  /** `POST /v1/guard`: tool-call decisions for agents that are not in this process. */
+  readonly guard: GuardService;
   /** Decoding problems of recent requests (bounded), for diagnostics. */
   readonly problems: Problem[] = [];
   private readonly _assembler: TraceAssembler;
@@ -191,6 +198,13 @@ export class ToolwatchGateway {
       this._now,
     );
     this.metrics = new ToolwatchMetrics({ meterProvider: r.meterProvider(), policy: _o.policy });
+    this.guard = new GuardService({
+      policy: _o.policy,
+      registry: r,
+      now: this._now,
+      ...(_o.guardRuns !== undefined ? { maxRuns: _o.guardRuns } : {}),
+      ...(_o.guardRunTtlMs !== undefined ? { runTtlMs: _o.guardRunTtlMs } : {}),
+    });
     this._assembler = new TraceAssembler({
       decisionWaitMs: _o.decisionWaitMs ?? 2000,
       maxWaitMs: _o.maxWaitMs ?? 30_000,
