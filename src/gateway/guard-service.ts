@@ -1,16 +1,9 @@
-import { createHash } from 'node:crypto';
-import { type CallsSoFar, decideToolCall } from '../guard/decide-tool-call.js';
+import { decideToolCall } from '../guard/decide-tool-call.js';
 import { GuardRules } from '../guard/guard-rules.js';
-import { canonicalArgs } from '../reconstruction/canonical-args.js';
+import { RunCalls } from '../guard/run-calls.js';
 import type { Policy, ToolCallDecision } from '../types.js';
 import { type GuardRequest, parseGuardRequest } from './guard-request.js';
 import type { PrometheusRegistry } from './prometheus-registry.js';
-
-/** A tool call about to run. */
-interface GuardedToolCall {
-  tool: string;
-  arguments: Record<string, unknown>;
-}
 
 export interface GuardServiceOptions {
   policy: Policy;
@@ -18,11 +11,6 @@ export interface GuardServiceOptions {
   maxRuns?: number;
   /** A run not asked about for this long is forgotten. Default 900,000 ms (15 min). */
   runTtlMs?: number;
-  /**
-   * Distinct calls (tool and arguments) kept per run for `max_repeats`; past it, calls seen
-   * before still count, new ones are counted in `max_calls` only. Default 1,000.
-   */
-  maxCallsPerRun?: number;
   registry: PrometheusRegistry;
   /** Clock. Default `Date.now`. */
   now?: () => number;
@@ -33,35 +21,10 @@ export type GuardAnswer =
   | { kind: 'decided'; decision: ToolCallDecision }
   | { kind: 'invalid'; message: string };
 
-/** One run's calls so far: their count and, per distinct call, how often it was made. */
-class RunCalls implements CallsSoFar {
-  calls = 0;
-  private readonly _repeats = new Map<string, number>();
-
-  constructor(
-    public seen: number,
-    private readonly _max: number,
-  ) {}
-
-  repeats(tool: string, args: unknown): number {
-    return this._repeats.get(repeatKey(tool, args)) ?? 0;
-  }
-
-  add(call: GuardedToolCall): void {
-    this.calls++;
-    const key = repeatKey(call.tool, call.arguments);
-    const seen = this._repeats.get(key);
-    if (seen !== undefined || this._repeats.size < this._max) this._repeats.set(key, (seen ?? 0) + 1);
-  }
-}
-
-/** Keys longer than this are kept by digest (a key weighs what the arguments weigh). */
-const MAX_KEY_LENGTH = 256;
-
-function repeatKey(tool: string, args: unknown): string {
-  const key = `${tool}\u0000${canonicalArgs(args)}`;
-  if (key.length <= MAX_KEY_LENGTH) return key;
-  return `${tool}\u0000#${createHash('sha256').update(key).digest('base64')}`;
+/** A run's calls so far (the core's `RunCalls`) and when it was last asked about. */
+interface KeptRun {
+  calls: RunCalls;
+  seen: number;
 }
 
 /**
@@ -72,10 +35,9 @@ function repeatKey(tool: string, args: unknown): string {
  * is counted by reason.
  */
 export class GuardService {
-  private readonly _runs = new Map<string, RunCalls>();
+  private readonly _runs = new Map<string, KeptRun>();
   private readonly _maxRuns: number;
   private readonly _ttl: number;
-  private readonly _maxCalls: number;
   private readonly _now: () => number;
   private readonly _rules: GuardRules;
   private readonly _evicted: (labels?: Record<string, string>, value?: number) => void;
@@ -84,7 +46,6 @@ export class GuardService {
   constructor(_o: GuardServiceOptions) {
     this._maxRuns = _o.maxRuns ?? 10_000;
     this._ttl = _o.runTtlMs ?? 900_000;
-    this._maxCalls = _o.maxCallsPerRun ?? 1000;
     this._now = _o.now ?? Date.now;
     this._rules = new GuardRules(_o.policy);
     const r = _o.registry;
@@ -129,18 +90,19 @@ export class GuardService {
     const key = `${request.traceId}\u0000${request.agent}`;
     let run = this._runs.get(key);
     if (run === undefined) {
-      run = new RunCalls(now, this._maxCalls);
+      run = { calls: new RunCalls(), seen: now };
       if (this._runs.size >= this._maxRuns) this._evictOldest();
     } else this._runs.delete(key);
     // Re-inserted: the map's order is least recently asked first.
     run.seen = now;
     this._runs.set(key, run);
-    const call: GuardedToolCall = { tool: request.tool, arguments: request.arguments };
+    const call = { tool: request.tool, arguments: request.arguments };
     // Guard requests carry no span attributes; each (trace, agent) is judged as an outermost run.
     const rules = this._rules.rulesFor({ agent: request.agent, attributes: {}, nested: false });
-    const decision = decideToolCall(rules, run, call, this._rules.redact);
-    // A refused call does not run: it spends no budget and is no repeat of a later call.
-    if (decision.allowed) run.add(call);
+    const decision = decideToolCall(rules, run.calls, call, this._rules.redact);
+    // Refused calls are kept too: the verdict on the run's trace counts them in `max_calls` and
+    // `max_repeats`, and the guard must not let through what the verdict then fails.
+    run.calls.record(call.tool, call.arguments);
     this._answered({
       outcome: decision.decision === 'allow' ? 'allow' : decision.enforced ? 'deny' : 'would_deny',
     });

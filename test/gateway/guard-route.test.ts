@@ -106,13 +106,12 @@ describe('POST /v1/guard', () => {
       allowed: false,
       kind: 'repeated_call',
     });
-    // A refused call spends no budget: two more distinct calls fit in max_calls 3.
+    // The refused call counts, as the verdict on the trace counts it: a third call is the last of max_calls 3.
     expect((await decide('lookup_account', { account_id: 'A-2' })).allowed).toBe(true);
-    expect((await decide('notify', { to: 'A-1' })).allowed).toBe(true);
-    expect(await decide('notify', { to: 'A-2' })).toMatchObject({ allowed: false, kind: 'call_budget' });
+    expect(await decide('notify', { to: 'A-1' })).toMatchObject({ allowed: false, kind: 'call_budget' });
     // Another trace, or another agent in the same trace, is another run.
-    expect((await decide('notify', { to: 'A-2' }, OTHER_TRACE)).allowed).toBe(true);
-    expect((await decide('notify', { to: 'A-2' }, TRACE, 'support_helper')).allowed).toBe(true);
+    expect((await decide('notify', { to: 'A-1' }, OTHER_TRACE)).allowed).toBe(true);
+    expect((await decide('notify', { to: 'A-1' }, TRACE, 'support_helper')).allowed).toBe(true);
   });
 
   it.each([

@@ -20,7 +20,7 @@ function body(i: number, tool = 'lookup'): string {
   return JSON.stringify({ trace_id: trace(i), agent: 'agent', tool, arguments: { i } });
 }
 
-function setup(options: { maxRuns?: number; runTtlMs?: number; maxCallsPerRun?: number } = {}) {
+function setup(options: { maxRuns?: number; runTtlMs?: number } = {}) {
   const clock = { now: 0 };
   const registry = new PrometheusRegistry();
   const service = new GuardService({ policy: POLICY, registry, now: () => clock.now, ...options });
