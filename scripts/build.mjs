@@ -12,7 +12,14 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 process.chdir(root);
 
 /** Public entry points (package.json `exports`) by source file. */
-const ENTRIES = ['src/index.ts', 'src/gateway/index.ts'].filter((file) => existsSync(file));
+const ENTRIES = [
+  'src/index.ts',
+  'src/gateway/index.ts',
+  'src/guard/adapters/ai-sdk.ts',
+  'src/guard/adapters/openai-agents.ts',
+  'src/guard/adapters/langchain.ts',
+  'src/guard/adapters/mastra.ts',
+].filter((file) => existsSync(file));
 
 rmSync('dist', { recursive: true, force: true });
 const tsc = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
