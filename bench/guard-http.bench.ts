@@ -6,21 +6,8 @@
 import { Agent, request } from 'node:http';
 import { startGateway } from '../src/gateway/start-gateway.js';
 import { parsePolicyText } from '../src/policy/load-policy.js';
+import { GUARD_POLICY_TEXT } from '../test/gateway/helpers.js';
 import type { BenchReport } from './run.js';
-
-const POLICY = `version: 1
-rules:
-  - name: support
-    match: { agent: support_agent }
-    guard: { mode: enforce }
-    scorers:
-      - kind: trajectory
-        expected_tools: [lookup_account, notify]
-        forbidden_tools: [delete_account]
-        max_calls: 1000000
-        max_repeats: 1000000
-        arg_constraints: { lookup_account: { account_id: { matches: '^A-[0-9]+$' } } }
-`;
 
 const WARMUP = 500;
 const REQUESTS = 5000;
@@ -77,7 +64,7 @@ async function measure(
 }
 
 export async function run(): Promise<BenchReport> {
-  const gateway = await startGateway({ policy: parsePolicyText(POLICY), http: { port: 0 } });
+  const gateway = await startGateway({ policy: parsePolicyText(GUARD_POLICY_TEXT), http: { port: 0 } });
   const port = Number(gateway.addresses.http!.split(':')[1]);
   // Every request its own run half of the time, so the run table grows as in production.
   const guardBody = (i: number) =>

@@ -29,7 +29,7 @@ type Encoding = 'protobuf' | 'json';
 
 /**
  * `POST /v1/traces` (OTLP/HTTP, protobuf or JSON, gzip or not) plus `GET /metrics`,
- * `/healthz` and `/readyz`. Failures answer with a reason (a `google.rpc.Status` in the
+ * `/healthz` and `/readyz`, and `POST /v1/guard` (`serveGuard`). Failures answer with a reason (a `google.rpc.Status` in the
  * request's encoding), never a stack trace.
  */
 export function httpHandler(gateway: ToolwatchGateway, options: HttpReceiverOptions = {}) {

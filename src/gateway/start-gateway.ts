@@ -18,7 +18,7 @@ export interface Listen {
 }
 
 export interface StartGatewayOptions extends ToolwatchGatewayOptions {
-  /** OTLP/HTTP listener (`/v1/traces`, also `/metrics`, `/healthz`, `/readyz`). Default none. */
+  /** OTLP/HTTP listener (`/v1/traces`, also `/v1/guard`, `/metrics`, `/healthz`, `/readyz`). Default none. */
   http?: Listen;
   /**
    * OTLP/gRPC listener. Default none. It needs `@grpc/grpc-js`, an optional peer dependency
@@ -27,7 +27,7 @@ export interface StartGatewayOptions extends ToolwatchGatewayOptions {
   grpc?: Listen;
   /** A separate listener for `/metrics`, `/healthz`, `/readyz`. Default none. */
   metrics?: Listen;
-  /** Bearer token required on HTTP and gRPC export calls. Default none. */
+  /** Bearer token required on HTTP and gRPC export calls and on guard requests. Default none. */
   token?: string;
   /** PEM certificate chain and key paths: HTTPS and gRPC over TLS. Default plaintext. */
   tls?: { cert: string; key: string };

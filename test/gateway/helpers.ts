@@ -29,6 +29,25 @@ rules:
         risk: critical
 `;
 
+/**
+ * The support policy enforced before each call (\`guard\`): delete_account forbidden, plus
+ * budgets and an argument rule that every guard decision checks. Shared by the guard tests and
+ * the guard bench.
+ */
+export const GUARD_POLICY_TEXT = `version: 1
+rules:
+  - name: support
+    match: { agent: support_agent }
+    guard: { mode: enforce }
+    scorers:
+      - kind: trajectory
+        expected_tools: [lookup_account]
+        forbidden_tools: [delete_account]
+        max_calls: 1000000
+        max_repeats: 1000000
+        arg_constraints: { lookup_account: { account_id: { matches: '^A-[0-9]+$' } } }
+`;
+
 export function supportPolicy(): Policy {
   return parsePolicyText(POLICY_TEXT);
 }

@@ -1,5 +1,11 @@
-import { type Context, context as otelContext, ROOT_CONTEXT, type Span, trace } from '@opentelemetry/api';
-import { decide, type GuardAdapterOptions, refusalText, type ToolGuard } from './tool-guard.js';
+import { type Context, context as otelContext } from '@opentelemetry/api';
+import {
+  decide,
+  type GuardAdapterOptions,
+  openInferenceSpanContext,
+  refusalText,
+  type ToolGuard,
+} from './tool-guard.js';
 
 export type { GuardAdapterOptions, GuardDecision, GuardedCall, ToolGuard } from './tool-guard.js';
 
@@ -80,8 +86,8 @@ function openInferenceContext(): Context | undefined {
     const handlers: unknown = callbacks?.handlers ?? callbacks;
     if (typeof runId !== 'string' || !Array.isArray(handlers)) return undefined;
     for (const handler of handlers) {
-      const span = handler?.runs?.[runId]?.span as Span | undefined;
-      if (span && typeof span.spanContext === 'function') return trace.setSpan(ROOT_CONTEXT, span);
+      const found = openInferenceSpanContext(handler?.runs?.[runId]?.span);
+      if (found !== undefined) return found;
     }
   } catch {
     // Not found.

@@ -1,9 +1,10 @@
 import { getCurrentSpan } from '@openai/agents';
-import { type Context, context as otelContext, ROOT_CONTEXT, type Span, trace } from '@opentelemetry/api';
+import { type Context, context as otelContext } from '@opentelemetry/api';
 import {
   decide,
   type GuardAdapterOptions,
   type GuardDecision,
+  openInferenceSpanContext,
   refusalText,
   type ToolGuard,
 } from './tool-guard.js';
@@ -82,8 +83,7 @@ function bridgedContext(instrumentation: object | undefined): Context | undefine
     if (!current) return undefined;
     const spans = (instrumentation as { processor?: { otelSpans?: unknown } }).processor?.otelSpans;
     if (!(spans instanceof Map)) return undefined;
-    const span = spans.get(current.spanId) as Span | undefined;
-    return span ? trace.setSpan(ROOT_CONTEXT, span) : undefined;
+    return openInferenceSpanContext(spans.get(current.spanId));
   } catch {
     return undefined;
   }

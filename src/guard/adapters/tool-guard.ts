@@ -1,4 +1,4 @@
-import { type Context, diag } from '@opentelemetry/api';
+import { type Context, diag, ROOT_CONTEXT, type Span, trace } from '@opentelemetry/api';
 
 /** A tool call as the guard judges it: before it runs, so no result. */
 export interface GuardedCall {
@@ -67,4 +67,20 @@ export function refusalText(
   if (options?.message) return options.message(decision, call);
   const why = decision.reasons.length > 0 ? decision.reasons.join('; ') : `rule ${decision.rule ?? '?'}`;
   return `Refused by policy: the ${call.tool} call was not run (${why}).`;
+}
+
+/**
+ * A context holding a span an OpenInference instrumentation opened. Its tracer hands out
+ * `OISpan` wrappers (they mask attribute values), while span processors saw the SDK span inside:
+ * the guard needs that one to find the run in the processor's live state and to write the
+ * decision on it.
+ */
+export function openInferenceSpanContext(span: unknown): Context | undefined {
+  if (!isSpan(span)) return undefined;
+  const inner = (span as { span?: unknown }).span;
+  return trace.setSpan(ROOT_CONTEXT, isSpan(inner) ? inner : span);
+}
+
+function isSpan(value: unknown): value is Span {
+  return typeof value === 'object' && value !== null && typeof (value as Span).spanContext === 'function';
 }
