@@ -29,7 +29,10 @@ export interface WrapToolCallOptions<M> extends GuardAdapterOptions {
    * would make messages the agent does not recognise.
    */
   ToolMessage: ToolMessageClass<M>;
-  /** The agent name passed to `checkToolCall`. Default none: the run is found from the context. */
+  /**
+   * The agent name passed to `checkToolCall`. Default: the running agent's `lc_agent_name`
+   * (the `name` given to `createAgent`; a sub-agent run inside a tool inherits its parent's).
+   */
   agent?: string;
   /**
    * Where the run is found. Default: the OpenTelemetry span that OpenInference's LangChain
@@ -51,12 +54,14 @@ export function toolwatchWrapToolCall<R extends ToolCallRequestLike, M, H>(
   options: WrapToolCallOptions<M>,
 ): (request: R, handler: (request: R) => H) => H | M {
   return (request, handler) => {
+    const node = runningNode();
+    const agent = options.agent ?? node.agent;
     const call = {
       tool: request.toolCall.name,
       arguments: request.toolCall.args,
-      ...(options.agent ? { agent: options.agent } : {}),
+      ...(agent ? { agent } : {}),
     };
-    const where = options.context ? options.context(request) : openInferenceContext();
+    const where = options.context ? options.context(request) : node.context;
     const decision = decide(guard, call, where ?? otelContext.active());
     if (decision.allowed) return handler(request);
     return new options.ToolMessage({
@@ -73,24 +78,28 @@ const TRACING_ALS = Symbol.for('ls:tracing_async_local_storage');
 const CHILD_CONFIG = Symbol.for('lc:child_config');
 
 /**
- * The span OpenInference's tracer opened for the LangChain run now executing (the node that
- * runs tools): found through the node's callbacks, the parent run id and the tracer's run
- * table. Read defensively: anything missing means "not found", never an error.
+ * What LangChain knows of the node running the tools: the span OpenInference's tracer opened
+ * for it (found through the node's callbacks, the parent run id and the tracer's run table) and
+ * the agent's name (`lc_agent_name` in the run's metadata). Read defensively: anything missing
+ * means "not found", never an error.
  */
-function openInferenceContext(): Context | undefined {
+function runningNode(): { context?: Context; agent?: string } {
   try {
     const storage = (globalThis as Record<symbol, { getStore?: () => any } | undefined>)[TRACING_ALS];
     const config = storage?.getStore?.()?.extra?.[CHILD_CONFIG];
+    const name: unknown = config?.metadata?.lc_agent_name;
+    const agent = typeof name === 'string' && name !== '' ? name : undefined;
     const callbacks = config?.callbacks;
     const runId: unknown = callbacks?.getParentRunId?.() ?? callbacks?._parentRunId;
     const handlers: unknown = callbacks?.handlers ?? callbacks;
-    if (typeof runId !== 'string' || !Array.isArray(handlers)) return undefined;
-    for (const handler of handlers) {
-      const found = openInferenceSpanContext(handler?.runs?.[runId]?.span);
-      if (found !== undefined) return found;
+    if (typeof runId === 'string' && Array.isArray(handlers)) {
+      for (const handler of handlers) {
+        const context = openInferenceSpanContext(handler?.runs?.[runId]?.span);
+        if (context !== undefined) return { context, ...(agent ? { agent } : {}) };
+      }
     }
+    return agent ? { agent } : {};
   } catch {
-    // Not found.
+    return {};
   }
-  return undefined;
 }

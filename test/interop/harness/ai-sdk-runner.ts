@@ -80,7 +80,7 @@ function scriptedModel(sdk: AiSdkFlavour, script: Script, agent: string): unknow
   });
 }
 
-function weatherTools(sdk: AiSdkFlavour, recorder: ToolRecorder, agent: string) {
+export function weatherTools(sdk: AiSdkFlavour, recorder: ToolRecorder, agent: string) {
   const { tool } = sdk.ai;
   const { z } = sdk;
   return {

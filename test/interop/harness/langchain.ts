@@ -23,7 +23,7 @@ const QUEUED_TURNS = 8;
  * A turn as ChatOpenAI would return it: tool calls also in `additional_kwargs.tool_calls`
  * (OpenAI wire format), the only place the OpenInference tracer reads them from.
  */
-function toMessage(turn: ScriptedTurn): AIMessage {
+export function toMessage(turn: ScriptedTurn): AIMessage {
   if (!isCallTurn(turn)) return new AIMessage(turn.text);
   return new AIMessage({
     content: '',
@@ -92,7 +92,7 @@ function scriptedModel(script: Script, agent: string, style: LangChainToolCallSt
   return model;
 }
 
-function weatherTools(recorder: ToolRecorder, agent: string) {
+export function weatherTools(recorder: ToolRecorder, agent: string) {
   return [
     tool(recorder.wrap(agent, 'getWeather', getWeather), {
       name: 'getWeather',
