@@ -1,13 +1,21 @@
 import { type Context, context as otelContext } from '@opentelemetry/api';
+import type { GuardedRunsOptions } from '../guarded-runs.js';
 import {
-  decide,
+  deciderOf,
   type GuardAdapterOptions,
+  type GuardSource,
   openInferenceSpanContext,
   refusalText,
-  type ToolGuard,
 } from './tool-guard.js';
 
-export type { GuardAdapterOptions, GuardDecision, GuardedCall, ToolGuard } from './tool-guard.js';
+export type { GuardedRunsOptions } from '../guarded-runs.js';
+export type {
+  GuardAdapterOptions,
+  GuardDecision,
+  GuardedCall,
+  GuardSource,
+  ToolGuard,
+} from './tool-guard.js';
 
 /** The part of LangChain's `ToolCallRequest` the guard reads. */
 export interface ToolCallRequestLike {
@@ -22,7 +30,7 @@ export type ToolMessageClass<M> = new (fields: {
   status?: 'success' | 'error';
 }) => M;
 
-export interface WrapToolCallOptions<M> extends GuardAdapterOptions {
+export interface WrapToolCallOptions<M> extends GuardAdapterOptions, Omit<GuardedRunsOptions, 'onEvicted'> {
   /**
    * `ToolMessage` from `@langchain/core/messages`, as the application imports it: LangChain
    * tells messages apart by class, and a second copy of `@langchain/core` loaded by toolwatch
@@ -48,11 +56,19 @@ export interface WrapToolCallOptions<M> extends GuardAdapterOptions {
  * call never reaches `handler`, so the tool never runs: the hook answers with a `ToolMessage`
  * (status `error`) carrying the reason, which the model reads as the call's result, and the
  * agent loop goes on.
+ *
+ * `source` is the policy when LangChain's spans reach toolwatch through OpenInference's tracer:
+ * it sets its spans' attributes after they start, so the processor cannot know the run while it
+ * goes on, and the middleware keeps the run's calls itself (by trace id and agent name). The
+ * refused call has no tool span: the model's request, never answered by a tool, is what the
+ * trace shows, and the verdict counts it refused. With a processor that knows the run live
+ * (another instrumentation), pass the processor.
  */
 export function toolwatchWrapToolCall<R extends ToolCallRequestLike, M, H>(
-  guard: ToolGuard,
+  source: GuardSource,
   options: WrapToolCallOptions<M>,
 ): (request: R, handler: (request: R) => H) => H | M {
+  const decide = deciderOf(source, options);
   return (request, handler) => {
     const node = runningNode();
     const agent = options.agent ?? node.agent;
@@ -61,8 +77,8 @@ export function toolwatchWrapToolCall<R extends ToolCallRequestLike, M, H>(
       arguments: request.toolCall.args,
       ...(agent ? { agent } : {}),
     };
-    const where = options.context ? options.context(request) : node.context;
-    const decision = decide(guard, call, where ?? otelContext.active());
+    const where = (options.context ? options.context(request) : node.context) ?? otelContext.active();
+    const decision = decide(call, where);
     if (decision.allowed) return handler(request);
     return new options.ToolMessage({
       content: refusalText(decision, call, options),

@@ -1,6 +1,7 @@
+import { type Context, ROOT_CONTEXT, TraceFlags, trace } from '@opentelemetry/api';
 import type { Policy } from '../../types.js';
-import { GuardedRuns, type GuardedRunsOptions } from '../guarded-runs.js';
-import { type GuardAdapterOptions, refusalText } from './tool-guard.js';
+import type { GuardedRunsOptions } from '../guarded-runs.js';
+import { deciderOf, type GuardAdapterOptions, refusalText } from './tool-guard.js';
 
 export type { GuardedRunsOptions } from '../guarded-runs.js';
 export type { GuardAdapterOptions, GuardDecision, GuardedCall } from './tool-guard.js';
@@ -32,30 +33,27 @@ export interface ToolHooksOptions extends GuardAdapterOptions, Omit<GuardedRunsO
  * agent's name, and decide against the policy's rules for that agent name.
  */
 export function toolwatchToolHooks(policy: Policy, options: ToolHooksOptions = {}): ToolwatchToolHooks {
-  const runs = new GuardedRuns(policy, options);
-  let untraced = 0;
+  const decide = deciderOf(policy, options);
   return {
     beforeToolCall(hook) {
       const agent = hook.metadata?.agentName ?? hook.metadata?.agentId ?? 'agent';
       const call = { tool: hook.toolName, arguments: hook.input, agent };
-      // Without Mastra's tracing there is no run to key on: each call is judged on its own
-      // (forbidden tools, arguments), never counted with another run's.
-      const traceId = mastraTraceId(hook.context) ?? `untraced-${untraced++}`;
-      let decision: ReturnType<GuardedRuns['decide']>;
-      try {
-        decision = runs.decide(traceId, agent, call);
-      } catch {
-        return undefined;
-      }
+      const decision = decide(call, mastraSpanContext(hook.context) ?? ROOT_CONTEXT);
       if (decision.allowed) return undefined;
       return { proceed: false, output: refusalText(decision, call, options) };
     },
   };
 }
 
-/** The trace id of Mastra's current span (tool execution context, `tracingContext.currentSpan`). */
-function mastraTraceId(context: unknown): string | undefined {
-  const span = (context as { tracingContext?: { currentSpan?: { traceId?: unknown } } } | undefined)
-    ?.tracingContext?.currentSpan;
-  return typeof span?.traceId === 'string' ? span.traceId : undefined;
+/** Mastra's current span (tool execution context, `tracingContext.currentSpan`) as an OpenTelemetry parent. */
+function mastraSpanContext(context: unknown): Context | undefined {
+  const span = (
+    context as { tracingContext?: { currentSpan?: { id?: unknown; traceId?: unknown } } } | undefined
+  )?.tracingContext?.currentSpan;
+  if (typeof span?.id !== 'string' || typeof span.traceId !== 'string') return undefined;
+  return trace.setSpanContext(ROOT_CONTEXT, {
+    traceId: span.traceId,
+    spanId: span.id,
+    traceFlags: TraceFlags.SAMPLED,
+  });
 }

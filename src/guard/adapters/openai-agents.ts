@@ -1,15 +1,25 @@
 import { getCurrentSpan } from '@openai/agents';
 import { type Context, context as otelContext } from '@opentelemetry/api';
+import type { GuardedRunsOptions } from '../guarded-runs.js';
 import {
-  decide,
+  deciderOf,
   type GuardAdapterOptions,
   type GuardDecision,
+  type GuardSource,
+  keepsRuns,
   openInferenceSpanContext,
+  recordOnToolSpan,
   refusalText,
-  type ToolGuard,
 } from './tool-guard.js';
 
-export type { GuardAdapterOptions, GuardDecision, GuardedCall, ToolGuard } from './tool-guard.js';
+export type { GuardedRunsOptions } from '../guarded-runs.js';
+export type {
+  GuardAdapterOptions,
+  GuardDecision,
+  GuardedCall,
+  GuardSource,
+  ToolGuard,
+} from './tool-guard.js';
 
 /** What the SDK hands a tool input guardrail (`ToolInputGuardrailData`), as far as the guard reads it. */
 export interface ToolInputGuardrailArgs {
@@ -27,7 +37,9 @@ export interface ToolwatchInputGuardrail {
   }>;
 }
 
-export interface ToolInputGuardrailOptions extends GuardAdapterOptions {
+export interface ToolInputGuardrailOptions
+  extends GuardAdapterOptions,
+    Omit<GuardedRunsOptions, 'onEvicted'> {
   /** The guardrail's name in the SDK's results and traces. Default `toolwatch`. */
   name?: string;
   /**
@@ -46,11 +58,19 @@ export interface ToolInputGuardrailOptions extends GuardAdapterOptions {
  * given to (`tool({ …, inputGuardrails: [guardrail] })`). A refused call answers with
  * `rejectContent`: the tool function never runs, the model receives the reason as the call's
  * output, and the run goes on. The decision is the guardrail's `outputInfo`.
+ *
+ * `source` is the policy when the SDK's spans reach toolwatch through the OpenInference bridge:
+ * the bridge sets its spans' attributes after they start, so the processor cannot know the run
+ * while it goes on, and the guardrail keeps the run's calls itself (by trace id and agent name)
+ * and writes a denial on the call's span as `checkToolCall` would. With a processor that
+ * knows the run live (another instrumentation), pass the processor.
  */
 export function toolwatchInputGuardrail(
-  guard: ToolGuard,
+  source: GuardSource,
   options: ToolInputGuardrailOptions = {},
 ): ToolwatchInputGuardrail {
+  const decide = deciderOf(source, options);
+  const records = keepsRuns(source);
   return {
     type: 'tool_input',
     name: options.name ?? 'toolwatch',
@@ -60,8 +80,11 @@ export function toolwatchInputGuardrail(
         arguments: parseArguments(args.toolCall.arguments),
         ...(args.agent?.name ? { agent: args.agent.name } : {}),
       };
-      const where = options.context ? options.context(args) : bridgedContext(options.instrumentation);
-      const decision = decide(guard, call, where ?? otelContext.active());
+      const where =
+        (options.context ? options.context(args) : bridgedContext(options.instrumentation)) ??
+        otelContext.active();
+      const decision = decide(call, where);
+      if (records) recordOnToolSpan(decision, call, where, args.toolCall.callId);
       if (decision.allowed) return { behavior: { type: 'allow' }, outputInfo: decision };
       return {
         behavior: { type: 'rejectContent', message: refusalText(decision, call, options) },

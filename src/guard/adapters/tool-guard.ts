@@ -1,4 +1,7 @@
 import { type Context, diag, ROOT_CONTEXT, type Span, trace } from '@opentelemetry/api';
+import type { Policy } from '../../types.js';
+import { DECISION_EVENT, decisionAttributes, decisionEventAttributes } from '../decision-attributes.js';
+import { GuardedRuns, type GuardedRunsOptions } from '../guarded-runs.js';
 
 /** A tool call as the guard judges it: before it runs, so no result. */
 export interface GuardedCall {
@@ -27,6 +30,14 @@ export interface ToolGuard {
   checkToolCall(call: GuardedCall, context?: Context): GuardDecision;
 }
 
+/**
+ * Where an adapter's decisions come from: the processor (`checkToolCall`, judging against the
+ * run's live state), or the policy itself, when no processor can know the run while it goes on
+ * (its spans reach processors late, or without their attributes at start): the adapter then keeps
+ * each run's calls (`GuardedRuns`, keyed by trace id and agent, as the gateway's `/v1/guard`).
+ */
+export type GuardSource = ToolGuard | Policy;
+
 /** Options every adapter takes. */
 export interface GuardAdapterOptions {
   /**
@@ -35,6 +46,54 @@ export interface GuardAdapterOptions {
    * choose another way.
    */
   message?: (decision: GuardDecision, call: GuardedCall) => string;
+}
+
+/** A decision function for one adapter: its source, made safe (see `decide`). */
+export type Decider = (call: GuardedCall, context: Context) => GuardDecision;
+
+/** Whether decisions come from the policy (kept by the adapter), so the adapter records them itself. */
+export function keepsRuns(source: GuardSource): source is Policy {
+  return typeof (source as ToolGuard).checkToolCall !== 'function';
+}
+
+/**
+ * The adapter's decisions from `source`. From the policy, a run is the trace of the span in the
+ * context and the call's agent; a call with no span in its context is judged on its own
+ * (forbidden tools, arguments), never counted with another run's.
+ */
+export function deciderOf(source: GuardSource, options: GuardedRunsOptions = {}): Decider {
+  if (!keepsRuns(source)) return (call, context) => decide(source, call, context);
+  const runs = new GuardedRuns(source, options);
+  let untraced = 0;
+  return (call, context) => {
+    const traceId = trace.getSpanContext(context)?.traceId ?? `untraced-${untraced++}`;
+    try {
+      return runs.decide(traceId, call.agent ?? 'agent', call);
+    } catch (error) {
+      warnOnce(call, error);
+      return ALLOW_ON_ERROR;
+    }
+  };
+}
+
+/**
+ * A deny from the policy written on the call's own span (its tool span, still open), as
+ * `checkToolCall` writes it: reconstruction then reads the call as refused, never executed.
+ */
+export function recordOnToolSpan(
+  decision: GuardDecision,
+  call: GuardedCall,
+  context: Context,
+  callId?: string,
+): void {
+  if (decision.decision !== 'deny') return;
+  const span = trace.getSpan(context);
+  if (span === undefined || !span.isRecording()) return;
+  span.setAttributes(decisionAttributes(decision as Parameters<typeof decisionAttributes>[0]));
+  span.addEvent(
+    DECISION_EVENT,
+    decisionEventAttributes(decision as Parameters<typeof decisionAttributes>[0], call.tool, callId),
+  );
 }
 
 const ALLOW_ON_ERROR: GuardDecision = { allowed: true, decision: 'allow', enforced: false, reasons: [] };
@@ -50,12 +109,15 @@ export function decide(guard: ToolGuard, call: GuardedCall, context?: Context): 
   try {
     return guard.checkToolCall(call, context);
   } catch (error) {
-    if (!warned) {
-      warned = true;
-      diag.warn(`toolwatch: the tool guard threw, the call of ${call.tool} was allowed: ${String(error)}`);
-    }
+    warnOnce(call, error);
     return ALLOW_ON_ERROR;
   }
+}
+
+function warnOnce(call: GuardedCall, error: unknown): void {
+  if (warned) return;
+  warned = true;
+  diag.warn(`toolwatch: the tool guard threw, the call of ${call.tool} was allowed: ${String(error)}`);
 }
 
 /** The text the model sees for a refused call. */

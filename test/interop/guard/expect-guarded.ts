@@ -31,7 +31,7 @@ export function expectGuarded(run: GuardedRun, options: { viaProcessor?: boolean
   expect(runsAsTruth(traces)).toEqual(run.groundTruth.runs);
   expect(run.offline.length).toBeGreaterThan(0);
   expect(sortVerdicts(run.live)).toEqual(sortVerdicts(run.offline));
-  // The processor's decision reaches onMisuse (not for Mastra, whose hooks decide without it).
+  // The processor's decision reaches onMisuse (not where the adapter decides from the policy).
   if (options.viaProcessor !== false) {
     expect(run.misuses).toContainEqual(
       expect.objectContaining({ tool: REFUSED_TOOL, kind: 'forbidden', blocked: true }),
