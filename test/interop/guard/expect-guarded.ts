@@ -7,7 +7,10 @@ import { sortVerdicts } from '../processor/run-live.js';
 import { FINAL_TEXT, type GuardedRun, REFUSED_TOOL } from './guarded-run.js';
 
 /** The refusal the model reads, as the adapters word it by default, with the core's reason. */
-export const REFUSAL = `Refused by policy: the ${REFUSED_TOOL} call was not run (tool ${REFUSED_TOOL} is forbidden (rule weather))`;
+const REFUSAL = {
+  forbidden: `Refused by policy: the ${REFUSED_TOOL} call was not run (tool ${REFUSED_TOOL} is forbidden (rule weather))`,
+  call_budget: `Refused by policy: the ${REFUSED_TOOL} call was not run (the run has made 1 tool calls, max_calls is 1 (rule weather))`,
+};
 
 /**
  * What every framework's guard must do: the refused tool's own code never runs, the model reads
@@ -19,7 +22,7 @@ export function expectGuarded(run: GuardedRun, options: { viaProcessor?: boolean
   expect(run.recorder.calls.map((c) => c.name)).toEqual(['getWeather']);
   expect(run.modelInputs).toHaveLength(3);
   expect(run.modelInputs[1]).not.toContain('Refused by policy');
-  expect(run.modelInputs[2]).toContain(REFUSAL);
+  expect(run.modelInputs[2]).toContain(REFUSAL[run.check]);
   expect(run.text).toBe(FINAL_TEXT);
 
   // The ground truth (script + what the tools recorded) says refused, request-only; so does the
@@ -34,7 +37,7 @@ export function expectGuarded(run: GuardedRun, options: { viaProcessor?: boolean
   // The processor's decision reaches onMisuse (not where the adapter decides from the policy).
   if (options.viaProcessor !== false) {
     expect(run.misuses).toContainEqual(
-      expect.objectContaining({ tool: REFUSED_TOOL, kind: 'forbidden', blocked: true }),
+      expect.objectContaining({ tool: REFUSED_TOOL, kind: run.check, blocked: true }),
     );
   }
 }

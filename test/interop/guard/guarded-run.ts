@@ -16,8 +16,21 @@ export const REFUSED_TOOL = 'celsiusToFahrenheit';
 /** The model's last turn: the run reached its answer. */
 export const FINAL_TEXT = 'It is 18°C (64.4°F) in Paris.';
 
-/** getWeather is expected; celsiusToFahrenheit forbidden, and the rule enforces it before the call. */
-export function guardPolicy(): Policy {
+/** Which check refuses the model's second call (celsiusToFahrenheit). */
+export type GuardCase = 'forbidden' | 'call_budget';
+
+export const GUARD_CASES: readonly GuardCase[] = ['forbidden', 'call_budget'];
+
+/**
+ * `forbidden`: getWeather expected, celsiusToFahrenheit forbidden. `call_budget`: one call per
+ * run, so the second is refused, which holds only if the guard counts the run's first call.
+ * Either way the rule enforces its check before the call.
+ */
+export function guardPolicy(check: GuardCase = 'forbidden'): Policy {
+  const scorer =
+    check === 'forbidden'
+      ? { kind: 'trajectory', expected_tools: ['getWeather'], forbidden_tools: [REFUSED_TOOL] }
+      : { kind: 'trajectory', max_calls: 1 };
   return parsePolicy({
     version: 1,
     redact: { values: false },
@@ -25,8 +38,8 @@ export function guardPolicy(): Policy {
       {
         name: 'weather',
         match: { agent: '*' },
-        guard: { mode: 'enforce' },
-        scorers: [{ kind: 'trajectory', expected_tools: ['getWeather'], forbidden_tools: [REFUSED_TOOL] }],
+        guard: { mode: 'enforce', checks: [check] },
+        scorers: [scorer],
       },
     ],
   });
@@ -42,6 +55,7 @@ export interface FrameworkRun {
 }
 
 export interface GuardedRun extends FrameworkRun {
+  check: GuardCase;
   groundTruth: GroundTruth;
   recorder: ToolRecorder;
   live: Verdict[];
@@ -61,8 +75,12 @@ export type GuardedScenario = (setup: {
 }) => Promise<FrameworkRun>;
 
 /** Runs the `multi_step` script with the processor attached and guarding, then judges it offline too. */
-export async function runGuarded(framework: Framework, scenario: GuardedScenario): Promise<GuardedRun> {
-  const policy = guardPolicy();
+export async function runGuarded(
+  framework: Framework,
+  scenario: GuardedScenario,
+  check: GuardCase = 'forbidden',
+): Promise<GuardedRun> {
+  const policy = guardPolicy(check);
   const live: Verdict[] = [];
   const misuses: MisuseEvent[] = [];
   const processor = new ToolwatchSpanProcessor({
@@ -79,6 +97,7 @@ export async function runGuarded(framework: Framework, scenario: GuardedScenario
   const offline = await evaluateTraces(spansToOtlpJson(run.spans), policy);
   return {
     ...run,
+    check,
     groundTruth: buildGroundTruth(framework, 'multi_step', script, recorder.calls),
     recorder,
     live,

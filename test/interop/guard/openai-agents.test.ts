@@ -9,6 +9,7 @@ import {
   tool,
   Usage,
 } from '@openai/agents';
+import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { describe, it } from 'vitest';
 import { z } from 'zod';
 import { toolwatchInputGuardrail } from '../../../src/guard/adapters/openai-agents.js';
@@ -17,7 +18,7 @@ import { WEATHER_AGENT } from '../harness/scenario-scripts.js';
 import { isCallTurn, type Script } from '../harness/script.js';
 import { celsiusToFahrenheit, getWeather } from '../harness/tool-bodies.js';
 import { expectGuarded } from './expect-guarded.js';
-import { runGuarded } from './guarded-run.js';
+import { GUARD_CASES, runGuarded } from './guarded-run.js';
 
 /** Serves the script and keeps every request's input items. */
 class ScriptedModel implements Model {
@@ -57,41 +58,64 @@ class ScriptedModel implements Model {
   }
 }
 
+let bridge: OpenAIAgentsInstrumentation | undefined;
+
+/** One bridge for the process (re-instrumenting is a no-op), each run's provider swapped in. */
+function bridgeTo(provider: BasicTracerProvider): OpenAIAgentsInstrumentation {
+  if (!bridge) {
+    bridge = new OpenAIAgentsInstrumentation({ tracerProvider: provider });
+    bridge.manuallyInstrument(agents, { exclusiveProcessor: true });
+  } else bridge.setTracerProvider(provider);
+  // The SDK turns tracing off when NODE_ENV=test (vitest sets it).
+  setTracingDisabled(false);
+  return bridge;
+}
+
 describe('OpenAI Agents: toolwatchInputGuardrail', () => {
-  it('rejects the forbidden call with the reason; the model reads it and answers', async () => {
-    const run = await runGuarded('openai-agents', async ({ policy, spanProcessors, script, recorder }) => {
-      const capture = createCapture(spanProcessors);
-      const instrumentation = new OpenAIAgentsInstrumentation({ tracerProvider: capture.provider });
-      instrumentation.manuallyInstrument(agents, { exclusiveProcessor: true });
-      setTracingDisabled(false);
-      const guardrail = toolwatchInputGuardrail(policy, { instrumentation });
-      const model = new ScriptedModel(script);
-      const agent = new Agent({
-        name: WEATHER_AGENT,
-        instructions: 'You answer weather questions.',
-        model,
-        tools: [
-          tool({
-            name: 'getWeather',
-            description: 'Current temperature of a city in °C',
-            parameters: z.object({ city: z.string() }),
-            execute: recorder.wrap(WEATHER_AGENT, 'getWeather', getWeather),
-            inputGuardrails: [guardrail],
-          }),
-          tool({
-            name: 'celsiusToFahrenheit',
-            description: 'Converts °C to °F',
-            parameters: z.object({ c: z.number() }),
-            execute: recorder.wrap(WEATHER_AGENT, 'celsiusToFahrenheit', celsiusToFahrenheit),
-            inputGuardrails: [guardrail],
-          }),
-        ],
-      });
-      const runner = new Runner({ tracingDisabled: false, traceIncludeSensitiveData: true });
-      const result = await runner.run(agent, 'What is the weather in Paris, in °F?');
-      await settle();
-      return { spans: await capture.finish(), modelInputs: model.inputs, text: String(result.finalOutput) };
-    });
-    expectGuarded(run, { viaProcessor: false });
-  }, 60_000);
+  it.each(GUARD_CASES)(
+    'rejects the %s call with the reason; the model reads it and answers',
+    async (check) => {
+      const run = await runGuarded(
+        'openai-agents',
+        async ({ policy, spanProcessors, script, recorder }) => {
+          const capture = createCapture(spanProcessors);
+          const instrumentation = bridgeTo(capture.provider);
+          const guardrail = toolwatchInputGuardrail(policy, { instrumentation });
+          const model = new ScriptedModel(script);
+          const agent = new Agent({
+            name: WEATHER_AGENT,
+            instructions: 'You answer weather questions.',
+            model,
+            tools: [
+              tool({
+                name: 'getWeather',
+                description: 'Current temperature of a city in °C',
+                parameters: z.object({ city: z.string() }),
+                execute: recorder.wrap(WEATHER_AGENT, 'getWeather', getWeather),
+                inputGuardrails: [guardrail],
+              }),
+              tool({
+                name: 'celsiusToFahrenheit',
+                description: 'Converts °C to °F',
+                parameters: z.object({ c: z.number() }),
+                execute: recorder.wrap(WEATHER_AGENT, 'celsiusToFahrenheit', celsiusToFahrenheit),
+                inputGuardrails: [guardrail],
+              }),
+            ],
+          });
+          const runner = new Runner({ tracingDisabled: false, traceIncludeSensitiveData: true });
+          const result = await runner.run(agent, 'What is the weather in Paris, in °F?');
+          await settle();
+          return {
+            spans: await capture.finish(),
+            modelInputs: model.inputs,
+            text: String(result.finalOutput),
+          };
+        },
+        check,
+      );
+      expectGuarded(run, { viaProcessor: false });
+    },
+    60_000,
+  );
 });
