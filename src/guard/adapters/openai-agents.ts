@@ -46,7 +46,9 @@ export interface ToolInputGuardrailOptions
    * The `OpenAIAgentsInstrumentation` of `@arizeai/openinference-instrumentation-openai-agents`
    * that turns the SDK's spans into OpenTelemetry spans. The bridge never makes its spans
    * active, so with it the guard finds the run through the span the bridge opened for this
-   * call. Default none: the active context (where some other instrumentation set it).
+   * call. Pass the instance that was registered (`manuallyInstrument`): a second instance's
+   * registration is a no-op, and its span map stays empty. Default none: the active context
+   * (where some other instrumentation set it).
    */
   instrumentation?: object;
   /** Where the run is found, overriding the above. Default as described for `instrumentation`. */
