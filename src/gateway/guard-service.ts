@@ -1,3 +1,4 @@
+import type { GuardOutcome, ToolwatchMetrics } from '../emission/metrics.js';
 import { GuardedRuns } from '../guard/guarded-runs.js';
 import type { Policy, ToolCallDecision } from '../types.js';
 import { parseGuardRequest } from './guard-request.js';
@@ -10,6 +11,11 @@ export interface GuardServiceOptions {
   /** A run not asked about for this long is forgotten. Default 900,000 ms (15 min). */
   runTtlMs?: number;
   registry: PrometheusRegistry;
+  /**
+   * toolwatch's instruments: each decision is counted in `toolwatch.tool.guard.decisions` (by
+   * decision, kind, tool, agent and rule), as the processor counts its own. Default none.
+   */
+  metrics?: ToolwatchMetrics;
   /** Clock. Default `Date.now`. */
   now?: () => number;
 }
@@ -28,8 +34,10 @@ export type GuardAnswer =
 export class GuardService {
   private readonly _runs: GuardedRuns;
   private readonly _answered: (labels?: Record<string, string>, value?: number) => void;
+  private readonly _metrics: ToolwatchMetrics | undefined;
 
   constructor(options: GuardServiceOptions) {
+    this._metrics = options.metrics;
     const r = options.registry;
     const evicted = r.counter(
       'toolwatch_gateway_guard_runs_evicted_total',
@@ -74,9 +82,16 @@ export class GuardService {
         message: `cannot decide: ${err instanceof Error ? err.message : String(err)}`,
       };
     }
-    this._answered({
-      outcome: decision.decision === 'allow' ? 'allow' : decision.enforced ? 'deny' : 'would_deny',
-    });
+    const outcome: GuardOutcome =
+      decision.decision === 'allow' ? 'allow' : decision.enforced ? 'deny' : 'would_deny';
+    this._answered({ outcome });
+    this._metrics?.recordGuardDecision(
+      outcome,
+      decision.kind ?? '',
+      request.tool,
+      request.agent,
+      decision.rule ?? '',
+    );
     return { kind: 'decided', decision };
   }
 }

@@ -201,6 +201,7 @@ export class ToolwatchGateway {
     this.guard = new GuardService({
       policy: _o.policy,
       registry: r,
+      metrics: this.metrics,
       now: this._now,
       ...(_o.guardRuns !== undefined ? { maxRuns: _o.guardRuns } : {}),
       ...(_o.guardRunTtlMs !== undefined ? { runTtlMs: _o.guardRunTtlMs } : {}),

@@ -96,6 +96,10 @@ describe('POST /v1/guard', () => {
         'toolwatch_gateway_guard_requests_total{outcome="would_deny"} 1',
       ]),
     );
+    // The same decision counter as the processor's, by decision, kind, tool, agent and rule.
+    expect(metric('toolwatch_tool_guard_decisions_total')).toContain(
+      'toolwatch_tool_guard_decisions_total{gen_ai_agent_name="support_agent",gen_ai_tool_name="delete_account",toolwatch_guard_decision="deny",toolwatch_guard_kind="forbidden",toolwatch_rule="support"} 1',
+    );
   });
 
   it('keeps each run’s calls across requests: budgets and repeats hold per trace id and agent', async () => {
