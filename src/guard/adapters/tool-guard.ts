@@ -1,26 +1,13 @@
 import { type Context, diag, ROOT_CONTEXT, type Span, trace } from '@opentelemetry/api';
-import type { Policy } from '../../types.js';
+import type { Policy, ToolCall, ToolCallDecision } from '../../types.js';
 import { DECISION_EVENT, decisionAttributes, decisionEventAttributes } from '../decision-attributes.js';
 import { GuardedRuns, type GuardedRunsOptions } from '../guarded-runs.js';
 
 /** A tool call as the guard judges it: before it runs, so no result. */
-export interface GuardedCall {
-  tool: string;
-  arguments?: unknown;
-  /** The agent making the call, where the framework names it. */
-  agent?: string;
-}
+export type GuardedCall = ToolCall;
 
 /** What the policy decided for one tool call (`ToolwatchSpanProcessor.checkToolCall`). */
-export interface GuardDecision {
-  /** False only where a rule enforces the denial (`guard.mode: enforce`). */
-  allowed: boolean;
-  decision: 'allow' | 'deny';
-  enforced: boolean;
-  reasons: readonly string[];
-  rule?: string;
-  kind?: string;
-}
+export type GuardDecision = ToolCallDecision;
 
 /**
  * What the adapters need from toolwatch: the processor's `checkToolCall`. Structural, so an
@@ -43,7 +30,7 @@ export interface GuardAdapterOptions {
   /**
    * The text the model receives instead of the tool's result. Default: `Refused by policy: the
    * <tool> call was not run (<reasons>).`, so the model can tell a refusal from a failure and
-   * choose another way.
+   * choose another way (also used when this function throws).
    */
   message?: (decision: GuardDecision, call: GuardedCall) => string;
 }
@@ -89,11 +76,8 @@ export function recordOnToolSpan(
   if (decision.decision !== 'deny') return;
   const span = trace.getSpan(context);
   if (span === undefined || !span.isRecording()) return;
-  span.setAttributes(decisionAttributes(decision as Parameters<typeof decisionAttributes>[0]));
-  span.addEvent(
-    DECISION_EVENT,
-    decisionEventAttributes(decision as Parameters<typeof decisionAttributes>[0], call.tool, callId),
-  );
+  span.setAttributes(decisionAttributes(decision));
+  span.addEvent(DECISION_EVENT, decisionEventAttributes(decision, call.tool, callId));
 }
 
 const ALLOW_ON_ERROR: GuardDecision = { allowed: true, decision: 'allow', enforced: false, reasons: [] };
@@ -117,7 +101,9 @@ export function decide(guard: ToolGuard, call: GuardedCall, context?: Context): 
 function warnOnce(call: GuardedCall, error: unknown): void {
   if (warned) return;
   warned = true;
-  diag.warn(`toolwatch: the tool guard threw, the call of ${call.tool} was allowed: ${String(error)}`);
+  diag.warn(
+    `toolwatch: the tool guard threw on a call of ${call.tool} (the call was allowed, or refused with the default wording): ${String(error)}`,
+  );
 }
 
 /** The text the model sees for a refused call. */
@@ -126,7 +112,13 @@ export function refusalText(
   call: GuardedCall,
   options: GuardAdapterOptions | undefined,
 ): string {
-  if (options?.message) return options.message(decision, call);
+  if (options?.message) {
+    try {
+      return options.message(decision, call);
+    } catch (error) {
+      warnOnce(call, error);
+    }
+  }
   const why = decision.reasons.length > 0 ? decision.reasons.join('; ') : `rule ${decision.rule ?? '?'}`;
   return `Refused by policy: the ${call.tool} call was not run (${why}).`;
 }

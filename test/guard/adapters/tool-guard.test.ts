@@ -79,5 +79,12 @@ describe('refusalText', () => {
     expect(refusalText(decision, { tool: 'refund' }, { message: (d, c) => `${c.tool}: ${d.rule}` })).toBe(
       'refund: r',
     );
+    // A wording function that throws never reaches the framework: the default wording stands in.
+    const throwing = () => {
+      throw new Error('bad template');
+    };
+    expect(refusalText(decision, { tool: 'refund' }, { message: throwing })).toBe(
+      'Refused by policy: the refund call was not run (a; b).',
+    );
   });
 });
