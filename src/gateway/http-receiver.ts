@@ -29,8 +29,8 @@ type Encoding = 'protobuf' | 'json';
 
 /**
  * `POST /v1/traces` (OTLP/HTTP, protobuf or JSON, gzip or not) plus `GET /metrics`,
- * `/healthz` and `/readyz`, and `POST /v1/guard` (`serveGuard`). Failures answer with a reason (a `google.rpc.Status` in the
- * request's encoding), never a stack trace.
+ * `/healthz` and `/readyz`, and `POST /v1/guard` (`serveGuard`). Failures answer with a
+ * reason (a `google.rpc.Status` in the request's encoding), never a stack trace.
  */
 export function httpHandler(gateway: ToolwatchGateway, options: HttpReceiverOptions = {}) {
   const maxRequest = options.maxRequestBytes ?? 16 * 1024 * 1024;
