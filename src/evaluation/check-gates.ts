@@ -138,6 +138,9 @@ export function checkGates(
     let value: number | null = null;
     let base: number | null | undefined;
     switch (gate) {
+      case 'pass_rate':
+        value = ratio(now.passed, now.runs);
+        break;
       case 'tool_selection_accuracy':
         value = ratio(now.toolSelectionPasses, now.trajectoryResults);
         break;
@@ -180,6 +183,18 @@ export function checkGates(
     else out.push(outcome(holds(threshold, value, base) ? 'held' : 'failed'));
   }
   return out;
+}
+
+/** The rule `--gate` applies to a policy without gates: every scored run passes. */
+export const EVERY_RUN_PASSES: Readonly<Record<string, Gate>> = Object.freeze({ pass_rate: { min: 1 } });
+
+/**
+ * The gates `--gate` checks: the policy's, or `EVERY_RUN_PASSES` when it has none (a gate
+ * that checks nothing would hold while runs fail). `implicit` says which, for the output.
+ */
+export function gatesApplied(policy: Policy): { policy: Policy; implicit: boolean } {
+  if (Object.keys(policy.gates).length > 0) return { policy, implicit: false };
+  return { policy: { ...policy, gates: { ...EVERY_RUN_PASSES } }, implicit: true };
 }
 
 function isSummary(value: unknown): value is VerdictSummary {
