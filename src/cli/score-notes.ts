@@ -13,7 +13,9 @@ export const NAMES_SHOWN = 5;
  * wrong" read differently. Empty when every run found was matched.
  */
 export function scoreNotes(stats: ScoreStats, policy: Policy, prefix: string): string[] {
-  if (stats.spans === 0) return [];
+  // Nothing read (said apart), or no trace judged (with --cases: none tied to a case, said in
+  // the counts line): no run could have been found.
+  if (stats.spans === 0 || stats.traces === 0) return [];
   if (stats.agentRuns === 0) {
     return [
       `${prefix}: no agent runs found in ${stats.spans} spans of ${stats.traces} traces: toolwatch reads agent and tool spans of the ${CONVENTIONS_READ.join('; ')}`,

@@ -144,6 +144,17 @@ describe('toolwatch score says what it found', () => {
       expect(line).toContain(convention);
   });
 
+  it('with --cases, claims no missing agent runs for traces tied to no case (they were not looked at)', async () => {
+    await writeFile(
+      at('cases.yaml'),
+      '- id: refund\n  input: Refund A1024\n  expected_tools: [get_order_detail]\n',
+    );
+    const r = await cli(['score', at('mixed.jsonl'), '--cases', at('cases.yaml')]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('2 traces tied to no case');
+    expect(r.stderr).not.toContain('agent runs found');
+  });
+
   it('exits 1 when nothing readable was found, with or without --gate', async () => {
     for (const file of ['empty.json', 'garbage.json']) {
       const plain = await cli(['score', at(file), '--policy', at('toolwatch.yaml')]);
