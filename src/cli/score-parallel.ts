@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { emptySummary, type VerdictSummary } from '../evaluation/check-gates.js';
+import { addSummary, emptySummary, type VerdictSummary } from '../evaluation/check-gates.js';
 import { isTraceRecord, readInput } from '../input/read-records.js';
 import type { SpanLike } from '../types.js';
 import type { CliIo } from './cli-io.js';
@@ -217,7 +217,7 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
               wake?.();
             } else {
               done = true;
-              sumInto(summary, message.summary);
+              addSummary(summary, message.summary);
               resolve();
             }
           });
@@ -423,7 +423,7 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
     progress?.stop();
     pool.stop();
   }
-  sumInto(summary, local.summarizer.summary);
+  addSummary(summary, local.summarizer.summary);
   for (const s of [local.counts(), ...shardStats.slice(1)]) {
     stats.verdicts += s.verdicts;
     stats.passed += s.passed;
@@ -441,9 +441,6 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
   return { stats, summary };
 }
 
-function sumInto(into: VerdictSummary, from: VerdictSummary): void {
-  for (const key of Object.keys(into) as Array<keyof VerdictSummary>) into[key] += from[key];
-}
 
 /**
  * A worker running `score-worker`: the built `.js` beside this file, or under tsx (tests, the

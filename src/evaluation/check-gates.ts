@@ -36,6 +36,8 @@ export interface VerdictSummary {
   highRiskResults: number;
   highRiskPasses: number;
   callsSum: number;
+  /** Judged runs and those that passed, by rule (for `pass_rate.rules`). */
+  byRule?: Record<string, { runs: number; passed: number }>;
 }
 
 export function emptySummary(): VerdictSummary {
@@ -49,7 +51,22 @@ export function emptySummary(): VerdictSummary {
     highRiskResults: 0,
     highRiskPasses: 0,
     callsSum: 0,
+    byRule: {},
   };
+}
+
+/** Adds `from` into `into` (the summaries of `--jobs` threads). */
+export function addSummary(into: VerdictSummary, from: VerdictSummary): void {
+  for (const key of Object.keys(into) as Array<keyof VerdictSummary>) {
+    if (key === 'byRule') continue;
+    into[key] += from[key] as number;
+  }
+  for (const [rule, counts] of Object.entries(from.byRule ?? {})) {
+    into.byRule ??= {};
+    const mine = (into.byRule[rule] ??= { runs: 0, passed: 0 });
+    mine.runs += counts.runs;
+    mine.passed += counts.passed;
+  }
 }
 
 /**
@@ -74,6 +91,10 @@ export class VerdictSummarizer {
     const sum = this.summary;
     sum.runs++;
     if (v.passed) sum.passed++;
+    sum.byRule ??= {};
+    const rule = (sum.byRule[v.rule] ??= { runs: 0, passed: 0 });
+    rule.runs++;
+    if (v.passed) rule.passed++;
     for (const r of v.results) {
       if (r.kind !== 'trajectory' || (r.label !== 'pass' && r.label !== 'fail')) continue;
       sum.trajectoryResults++;
@@ -174,6 +195,24 @@ export function checkGates(
       held: status !== 'failed',
       ...(note ? { note } : {}),
     });
+    if (gate === 'pass_rate' && 'rules' in threshold) {
+      // The overall minimum, then one outcome per named rule.
+      out.push(...checkGates(now, { ...policy, gates: { pass_rate: { min: threshold.min } } }));
+      for (const [rule, min] of Object.entries(threshold.rules)) {
+        const counts = now.byRule?.[rule];
+        const rate = counts ? ratio(counts.passed, counts.runs) : null;
+        const name = `pass_rate[${rule}]`;
+        const base = { gate: name, value: rate, threshold: { min } };
+        if (now.runs === 0) out.push({ ...base, status: 'failed', held: false, note: 'nothing was scored' });
+        else if (rate === null)
+          out.push({ ...base, status: 'failed', held: false, note: 'no run of this rule was judged' });
+        else {
+          const held = rate >= min - EPSILON;
+          out.push({ ...base, status: held ? 'held' : 'failed', held });
+        }
+      }
+      continue;
+    }
     if (now.runs === 0) out.push(outcome('failed', 'nothing was scored'));
     else if (value === null && TRAJECTORY_GATES.has(gate))
       out.push(outcome('failed', 'nothing to measure: no trajectory results'));

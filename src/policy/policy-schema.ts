@@ -41,8 +41,8 @@ const ruleSchema = z.strictObject({
 const unit = z.number().min(0).max(1);
 
 const gatesSchema = z.strictObject({
-  /** Judged runs that passed, over judged runs. */
-  pass_rate: z.strictObject({ min: unit }).optional(),
+  /** Judged runs that passed, over judged runs; `rules`: a minimum per rule too. */
+  pass_rate: z.strictObject({ min: unit, rules: z.record(z.string(), unit).optional() }).optional(),
   tool_selection_accuracy: z.strictObject({ min: unit }).optional(),
   argument_accuracy: z.strictObject({ min: unit }).optional(),
   forbidden_tool_calls: z.strictObject({ max: z.number().int().min(0) }).optional(),

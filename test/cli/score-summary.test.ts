@@ -191,6 +191,36 @@ describe('toolwatch score --gate never misleads', () => {
     expect(most.stderr).toContain('gate pass_rate: 0.5 (min 0.6) FAILED');
   });
 
+  it('checks pass_rate per rule too, with --jobs alike', async () => {
+    const policy = `${NO_GATES}  - name: shipping
+    match: { agent: "ship-*" }
+    scorers:
+      - kind: trajectory
+        expected_tools: [lookup_shipping]
+gates:
+  pass_rate: { min: 0.5, rules: { refunds: 0.6, shipping: 0.1 } }
+`;
+    await writeFile(at('per-rule.yaml'), policy);
+    const lines = [`${(await import('node:fs')).readFileSync(at('mixed.jsonl'), 'utf8')}`];
+    for (let i = 0; i < 30; i++) lines.push(`${refundTrace(100 + i, ['get_order_detail'])}\n`);
+    await writeFile(at('many-refunds.jsonl'), lines.join(''));
+    const [one, two, many] = await Promise.all([
+      cli(['score', at('mixed.jsonl'), '--policy', at('per-rule.yaml'), '--gate']),
+      cli(['score', at('mixed.jsonl'), '--policy', at('per-rule.yaml'), '--gate', '--jobs', '2']),
+      cli(['score', at('many-refunds.jsonl'), '--policy', at('per-rule.yaml'), '--gate', '--jobs', '2']),
+    ]);
+    for (const r of [one, two]) {
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('gate pass_rate: 0.5 (min 0.5) held');
+      expect(r.stderr).toContain('gate pass_rate[refunds]: 0.5 (min 0.6) FAILED');
+      expect(r.stderr).toContain(
+        'gate pass_rate[shipping]: FAILED — no run of this rule was judged (min 0.1)',
+      );
+    }
+    // 32 refund runs over two threads: 1 passed.
+    expect(many.stderr).toContain(`gate pass_rate[refunds]: ${Number((1 / 32).toFixed(4))} (min 0.6) FAILED`);
+  }, 120_000);
+
   it('answers a usage error with its one line and where the help is', async () => {
     const r = await cli(['score', at('mixed.jsonl'), '--policy', at('no-gates.yaml'), '--format', 'yaml']);
     expect(r.code).toBe(2);
