@@ -441,7 +441,6 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
   return { stats, summary };
 }
 
-
 /**
  * A worker running `score-worker`: the built `.js` beside this file, or under tsx (tests, the
  * repository's own bin) the `.ts` source, loaded through tsx's loader registered in the worker

@@ -63,10 +63,29 @@ export function addSummary(into: VerdictSummary, from: VerdictSummary): void {
   }
   for (const [rule, counts] of Object.entries(from.byRule ?? {})) {
     into.byRule ??= {};
-    const mine = (into.byRule[rule] ??= { runs: 0, passed: 0 });
+    const mine = ruleCounts(into.byRule, rule);
     mine.runs += counts.runs;
     mine.passed += counts.passed;
   }
+}
+
+/**
+ * The counts of `rule`, made on first use as an own property: rule names come from verdicts
+ * (a baseline file), and `__proto__` must be a rule like any other.
+ */
+function ruleCounts(
+  byRule: Record<string, { runs: number; passed: number }>,
+  rule: string,
+): { runs: number; passed: number } {
+  if (Object.hasOwn(byRule, rule)) return byRule[rule]!;
+  const counts = { runs: 0, passed: 0 };
+  Object.defineProperty(byRule, rule, {
+    value: counts,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
+  return counts;
 }
 
 /**
@@ -92,7 +111,7 @@ export class VerdictSummarizer {
     sum.runs++;
     if (v.passed) sum.passed++;
     sum.byRule ??= {};
-    const rule = (sum.byRule[v.rule] ??= { runs: 0, passed: 0 });
+    const rule = ruleCounts(sum.byRule, v.rule);
     rule.runs++;
     if (v.passed) rule.passed++;
     for (const r of v.results) {
@@ -199,7 +218,7 @@ export function checkGates(
       // The overall minimum, then one outcome per named rule.
       out.push(...checkGates(now, { ...policy, gates: { pass_rate: { min: threshold.min } } }));
       for (const [rule, min] of Object.entries(threshold.rules)) {
-        const counts = now.byRule?.[rule];
+        const counts = now.byRule && Object.hasOwn(now.byRule, rule) ? now.byRule[rule] : undefined;
         const rate = counts ? ratio(counts.passed, counts.runs) : null;
         const name = `pass_rate[${rule}]`;
         const base = { gate: name, value: rate, threshold: { min } };
