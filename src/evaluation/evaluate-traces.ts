@@ -166,7 +166,7 @@ function judgeTraces(
     runs,
     unmatched,
     ...(keepFailingRuns
-      ? { failingRuns: verdicts.map((v, i) => (v.passed ? undefined : entries[i]!.run)) }
+      ? { failingRuns: verdicts.map((v, i) => (v.passed === false ? entries[i]!.run : undefined)) }
       : {}),
   });
   if (pending === 0) return judged(entries.map((e) => e.evaluation.verdict));
