@@ -2,8 +2,11 @@
 // score recorded traces and check gates. Named exports only; everything else is internal.
 
 import type { EvaluateTracesOptions as EvaluateTracesInternalOptions } from './evaluation/evaluate-traces.js';
-import { evaluateTraces as evaluateTracesInternal } from './evaluation/evaluate-traces.js';
-import type { Policy, Verdict } from './types.js';
+import {
+  type EvaluatedTraces,
+  evaluateTraces as evaluateTracesInternal,
+} from './evaluation/evaluate-traces.js';
+import type { Policy } from './types.js';
 
 export type { EvalCase } from './cases/eval-case.js';
 export { CasesError, loadCases } from './cases/load-cases.js';
@@ -11,6 +14,7 @@ export { spansFromOtlpJson } from './conventions/from-otlp-json.js';
 export { fromReadableSpan } from './conventions/from-readable-span.js';
 export type { GateOutcome, VerdictSummary } from './evaluation/check-gates.js';
 export { checkGates } from './evaluation/check-gates.js';
+export type { EvaluatedTraces, UnmatchedRun } from './evaluation/evaluate-traces.js';
 export type { PolicyDefinition, RuleDefinition } from './policy/define-policy.js';
 export { definePolicy } from './policy/define-policy.js';
 export { loadPolicy } from './policy/load-policy.js';
@@ -80,10 +84,12 @@ export type EvaluateTracesOptions = Omit<EvaluateTracesInternalOptions, 'limiter
 /**
  * Scores recorded traces offline with the processor's code path: OTLP/JSON (object, text,
  * JSON Lines, or an array of those) or `SpanLike[]` in, one verdict per (run, matching rule)
- * out, ordered by trace id, run start, span id and rule.
+ * out, ordered by trace id, run start, span id and rule. The array also carries `runs` (the
+ * outermost agent runs found) and `unmatched` (those no rule matched): an empty result then
+ * tells "no agent run in these spans" from "no rule for these agents".
  */
 export const evaluateTraces: (
   input: unknown,
   policy: Policy,
   options?: EvaluateTracesOptions,
-) => Promise<Verdict[]> = evaluateTracesInternal;
+) => Promise<EvaluatedTraces> = evaluateTracesInternal;

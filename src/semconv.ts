@@ -161,6 +161,8 @@ export const METRIC_TOOLWATCH_TOOL_GUARD_DECISIONS = 'toolwatch.tool.guard.decis
 export const METRIC_TOOLWATCH_JUDGE_CALLS = 'toolwatch.judge.calls' as const;
 export const METRIC_TOOLWATCH_PROCESSOR_SPANS_DROPPED = 'toolwatch.processor.spans_dropped' as const;
 export const METRIC_TOOLWATCH_PROCESSOR_TRACES_BUFFERED = 'toolwatch.processor.traces_buffered' as const;
+/** Outermost agent runs no rule of the policy matched, by agent. */
+export const METRIC_TOOLWATCH_RUNS_UNMATCHED = 'toolwatch.runs.unmatched' as const;
 /** The OpenTelemetry SDK's attribute on the one series that takes every attribute set past a metric's cardinality limit. */
 export const ATTR_OTEL_METRIC_OVERFLOW = 'otel.metric.overflow' as const;
 /** `toolwatch.judge.calls`: how a judge call ended. */

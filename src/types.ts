@@ -296,7 +296,13 @@ export interface JudgeBudget {
   escalateOn: Array<'failure' | 'error_span'>;
 }
 
-export type Gate = { min: number } | { max: number } | { max_ratio: number } | { max_drop: number };
+export type Gate =
+  | { min: number }
+  | { max: number }
+  | { max_ratio: number }
+  | { max_drop: number }
+  /** `pass_rate` with a minimum per rule (by rule name) besides the overall one. */
+  | { min: number; rules: Record<string, number> };
 
 export interface Policy {
   version: 1;

@@ -3,6 +3,7 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { CliIo } from './cli-io.js';
 import { SCORE_USAGE, scoreCommand } from './commands/score.js';
+import { usageError } from './usage-error.js';
 import { OutputError } from './verdict-output.js';
 
 const USAGE = `usage: toolwatch <command> [options]
@@ -23,9 +24,9 @@ commands:
   toolwatch <command> --help  the command's options
   toolwatch --version         the version
 
-exit status: 0 ok, 1 a gate failed, 2 bad usage / invalid policy or case file /
-output that cannot be written, 3 internal error (a bug: please report it with the
-command line; TOOLWATCH_DEBUG=1 prints the stack)`;
+exit status: 0 ok, 1 a gate failed or nothing readable was found, 2 bad usage /
+invalid policy or case file / output that cannot be written, 3 internal error (a bug:
+please report it with the command line; TOOLWATCH_DEBUG=1 prints the stack)`;
 
 const BASELINE_USAGE = `usage: toolwatch baseline save FILE... --policy P --out B [--judges M] [--window N]
 
@@ -63,15 +64,10 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
         return 0;
       }
       if (sub !== 'save' || !args.some((a) => a === '--out' || a === '-o' || a.startsWith('--out='))) {
-        io.stderr(
-          `toolwatch baseline: ${sub === 'save' ? '--out is required' : 'unknown subcommand'}\n${BASELINE_USAGE}\n`,
-        );
-        return 2;
+        return usageError(io, 'baseline', sub === 'save' ? '--out is required' : 'unknown subcommand');
       }
-      if (args.some((a) => a === '--format' || a === '-f' || a.startsWith('--format=') || a === '--gate')) {
-        io.stderr(`toolwatch baseline save: --format and --gate do not apply\n${BASELINE_USAGE}\n`);
-        return 2;
-      }
+      if (args.some((a) => a === '--format' || a === '-f' || a.startsWith('--format=') || a === '--gate'))
+        return usageError(io, 'baseline', 'save: --format and --gate do not apply');
       return scoreCommand([...args, '--format', 'json'], io, 'baseline save');
     }
     case '--version':
@@ -86,7 +82,9 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       io.stdout(`${USAGE}\n`);
       return command === undefined ? 2 : 0;
     default:
-      io.stderr(`toolwatch: unknown command ${JSON.stringify(command)}\n${USAGE}\n`);
+      io.stderr(
+        `toolwatch: unknown command ${JSON.stringify(command)}\nrun \`toolwatch --help\` for the commands\n`,
+      );
       return 2;
   }
 }

@@ -1,9 +1,9 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { emptySummary, type VerdictSummary } from '../evaluation/check-gates.js';
+import { addSummary, emptySummary, type VerdictSummary } from '../evaluation/check-gates.js';
 import { isTraceRecord, readInput } from '../input/read-records.js';
-import type { SpanLike, Verdict } from '../types.js';
+import type { SpanLike } from '../types.js';
 import type { CliIo } from './cli-io.js';
 import type { Scoring, ScoringSources } from './commands/score.js';
 import type { ProblemLog } from './problem-log.js';
@@ -12,6 +12,7 @@ import {
   emptyStats,
   reportInputProblem,
   type ScoreStats,
+  type ScoreStreamOptions,
   startProgress,
 } from './score-stream.js';
 import { ShardScorer } from './shard-scorer.js';
@@ -37,6 +38,8 @@ export interface ShardWorkersOptions {
   maxOpenSpans?: number;
   /** JSON Lines output: workers send verdicts as lines. */
   lines: boolean;
+  /** The HTML report: failing verdicts go with what was rebuilt of their run. */
+  rebuild?: boolean;
 }
 
 /**
@@ -62,6 +65,7 @@ export class ShardWorkers {
         ...(options.window !== undefined ? { window: options.window } : {}),
         maxOpenSpans: this.maxOpenSpans,
         lines: options.lines,
+        ...(options.rebuild ? { rebuild: true } : {}),
       });
       worker.unref();
       worker.on('error', (err) => {
@@ -96,10 +100,11 @@ export interface ScoreParallelOptions {
   maxOpenSpans?: number;
   /** JSON Lines output: workers send verdicts as lines, for `onLines`. */
   lines: boolean;
+  rebuild?: boolean;
   /** Workers started earlier with the same options (`ShardWorkers`); default: started now. */
   workers?: ShardWorkers;
   onLines: (lines: string) => void | Promise<void>;
-  onVerdict: (verdict: Verdict, file: string) => void | Promise<void>;
+  onVerdict: ScoreStreamOptions['onVerdict'];
   progressIntervalMs?: number;
   /** Text queued for one worker, and output not yet written, before reading waits. Default 16 Mi characters. */
   maxQueuedChars?: number;
@@ -141,6 +146,7 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
     ...(options.window !== undefined ? { window: options.window } : {}),
     maxOpenSpans,
     log,
+    ...(options.rebuild ? { rebuild: true } : {}),
     onVerdict: options.onVerdict,
   });
   let localItems: ShardItem[] = [];
@@ -176,8 +182,8 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
     unwritten += size;
     writing = writing.then(async () => {
       if (lines.length > 0) await options.onLines(lines);
-      for (const [v, file] of verdicts) {
-        const written = options.onVerdict(v, file);
+      for (const [v, file, rebuilt] of verdicts) {
+        const written = options.onVerdict(v, file, rebuilt);
         if (written) await written;
       }
       unwritten -= size;
@@ -211,7 +217,7 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
               wake?.();
             } else {
               done = true;
-              sumInto(summary, message.summary);
+              addSummary(summary, message.summary);
               resolve();
             }
           });
@@ -417,7 +423,7 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
     progress?.stop();
     pool.stop();
   }
-  sumInto(summary, local.summarizer.summary);
+  addSummary(summary, local.summarizer.summary);
   for (const s of [local.counts(), ...shardStats.slice(1)]) {
     stats.verdicts += s.verdicts;
     stats.passed += s.passed;
@@ -426,13 +432,13 @@ export async function scoreParallel(options: ScoreParallelOptions): Promise<{
     stats.split += s.split;
     stats.records -= s.notRecords;
     stats.unjudged.merge(s.unjudged);
+    stats.spans += s.spans;
+    stats.traces += s.traces;
+    stats.agentRuns += s.agentRuns;
+    stats.unmatchedRuns.merge(s.unmatchedRuns);
   }
   countRuns();
   return { stats, summary };
-}
-
-function sumInto(into: VerdictSummary, from: VerdictSummary): void {
-  for (const key of Object.keys(into) as Array<keyof VerdictSummary>) into[key] += from[key];
 }
 
 /**

@@ -1,11 +1,13 @@
 import { stat } from 'node:fs/promises';
 import { spansFromOtlpJson } from '../conventions/from-otlp-json.js';
-import { evaluateTraceSpans } from '../evaluation/evaluate-traces.js';
+import { evaluateTraceSpans, type TraceJudgement } from '../evaluation/evaluate-traces.js';
 import { JudgeLimiter } from '../evaluation/judge-limiter.js';
 import { type InputProblem, isTraceRecord, readInput, type TraceRecord } from '../input/read-records.js';
 import { type TraceGroup, TraceWindow } from '../input/trace-window.js';
+import { describeRun, type RebuiltRun } from '../report/rebuilt-run.js';
 import type { Policy, Problem, SpanLike, Verdict } from '../types.js';
 import type { CliIo } from './cli-io.js';
+import { NameTally } from './name-tally.js';
 import type { ProblemLog } from './problem-log.js';
 import { UnjudgedTally } from './unjudged-tally.js';
 
@@ -21,7 +23,10 @@ export interface ScoreStreamOptions {
   /** Records without a mention before a trace is complete. Default 1000. */
   window?: number;
   maxOpenSpans?: number;
-  onVerdict: (verdict: Verdict, file: string) => void | Promise<void>;
+  /** `rebuilt`: with `rebuild`, what toolwatch rebuilt of a failing verdict's run. */
+  onVerdict: (verdict: Verdict, file: string, rebuilt?: RebuiltRun) => void | Promise<void>;
+  /** Describe each failing verdict's run for the report (the HTML drill-down). Default false. */
+  rebuild?: boolean;
   /** How often the progress line is redrawn (only when stderr is a terminal). Default 500 ms. */
   progressIntervalMs?: number;
   io: CliIo;
@@ -42,6 +47,14 @@ export interface ScoreStats {
   unreadable: number;
   /** Traces no case was tied to (eval datasets only). */
   unmatched: number;
+  /** Spans read. */
+  spans: number;
+  /** Traces judged (complete groups of spans). */
+  traces: number;
+  /** Outermost agent runs found in the judged traces, matched or not. */
+  agentRuns: number;
+  /** Outermost agent runs no rule matched, by agent name. */
+  unmatchedRuns: NameTally;
   /** Traces that reappeared after their window closed, or were closed early by the span bound. */
   split: number;
   bytes: number;
@@ -99,6 +112,10 @@ export function emptyStats(): ScoreStats {
     records: 0,
     unreadable: 0,
     unmatched: 0,
+    spans: 0,
+    traces: 0,
+    agentRuns: 0,
+    unmatchedRuns: new NameTally(),
     split: 0,
     bytes: 0,
   };
@@ -117,6 +134,7 @@ export function reportInputProblem(item: InputProblem, stats: ScoreStats, log: P
 export function decodeRecord(item: TraceRecord, stats: ScoreStats, log: ProblemSink): SpanLike[] {
   const problems: Problem[] = [];
   const spans = spansFromOtlpJson(item.value, problems);
+  stats.spans += spans.length;
   if (problems.length > 0) {
     stats.unreadable++;
     for (const p of problems)
@@ -135,6 +153,7 @@ export interface TraceScorerOptions {
   window?: number;
   maxOpenSpans?: number;
   onVerdict: ScoreStreamOptions['onVerdict'];
+  rebuild?: boolean;
   log: ProblemSink;
   /** Counted into as verdicts are written. */
   stats: ScoreStats;
@@ -212,22 +231,42 @@ export class TraceScorer {
       return;
     }
     const problems: Problem[] = [];
-    const verdicts = evaluateTraceSpans(group.spans, chosen, {
-      problems,
-      limiter: this.limiter,
-      ...(options.judges ? { judges: options.judges } : {}),
-    });
-    if (!Array.isArray(verdicts)) return verdicts.then((v) => this.emit(group, v, problems));
-    return this.emit(group, verdicts, problems);
+    const judged = evaluateTraceSpans(
+      group.spans,
+      chosen,
+      {
+        problems,
+        limiter: this.limiter,
+        ...(options.judges ? { judges: options.judges } : {}),
+      },
+      options.rebuild === true,
+    );
+    if (judged instanceof Promise) return judged.then((j) => this.emit(group, j, problems, chosen));
+    return this.emit(group, judged, problems, chosen);
   }
 
-  private emit(group: TraceGroup, verdicts: Verdict[], problems: Problem[]): void | Promise<void> {
+  private emit(
+    group: TraceGroup,
+    judged: TraceJudgement,
+    problems: Problem[],
+    policy: Policy,
+  ): void | Promise<void> {
     for (const p of problems)
       this.options.log.report(p.code, `${group.file}${group.line ? `:${group.line}` : ''}`, p.message);
-    return this.write(group.file, verdicts, 0);
+    const stats = this.stats;
+    stats.traces++;
+    stats.agentRuns += judged.runs;
+    for (const run of judged.unmatched) stats.unmatchedRuns.add(run.agent);
+    const rebuilt = judged.failingRuns?.map((run) => (run ? describeRun(run, policy.redact) : undefined));
+    return this.write(group.file, judged.verdicts, 0, rebuilt);
   }
 
-  private write(file: string, verdicts: Verdict[], from: number): void | Promise<void> {
+  private write(
+    file: string,
+    verdicts: Verdict[],
+    from: number,
+    rebuilt?: Array<RebuiltRun | undefined>,
+  ): void | Promise<void> {
     const stats = this.stats;
     for (let i = from; i < verdicts.length; i++) {
       const v = verdicts[i]!;
@@ -242,8 +281,8 @@ export class TraceScorer {
         this.runJudged = true;
         if (v.passed) stats.passed++;
       }
-      const written = this.options.onVerdict(v, file);
-      if (written) return written.then(() => this.write(file, verdicts, i + 1));
+      const written = this.options.onVerdict(v, file, rebuilt?.[i]);
+      if (written) return written.then(() => this.write(file, verdicts, i + 1, rebuilt));
     }
   }
 }

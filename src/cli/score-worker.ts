@@ -1,4 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
+import type { RebuiltRun } from '../report/rebuilt-run.js';
 import type { Verdict } from '../types.js';
 import { loadScoring } from './commands/score.js';
 import { ShardScorer } from './shard-scorer.js';
@@ -14,7 +15,7 @@ const setup = workerData as ShardSetup;
 const port = parentPort!;
 const scoring = await loadScoring(setup.sources);
 let lines = '';
-let verdicts: Array<[Verdict, string]> = [];
+let verdicts: Array<[Verdict, string, RebuiltRun?]> = [];
 let problems: Array<[string, string, string]> = [];
 const shard = new ShardScorer({
   scoring,
@@ -25,9 +26,10 @@ const shard = new ShardScorer({
       problems.push([kind, where, message]);
     },
   },
-  onVerdict: (v, file) => {
+  ...(setup.rebuild ? { rebuild: true } : {}),
+  onVerdict: (v, file, rebuilt) => {
     if (setup.lines) lines += verdictLine(v);
-    else verdicts.push([v, file]);
+    else verdicts.push(rebuilt ? [v, file, rebuilt] : [v, file]);
   },
 });
 

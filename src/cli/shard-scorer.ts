@@ -12,6 +12,7 @@ export interface ShardScorerOptions {
   window?: number;
   maxOpenSpans?: number;
   onVerdict: ScoreStreamOptions['onVerdict'];
+  rebuild?: boolean;
   log: ProblemSink;
 }
 
@@ -37,9 +38,10 @@ export class ShardScorer {
       ...(options.maxOpenSpans !== undefined ? { maxOpenSpans: options.maxOpenSpans } : {}),
       stats: this.stats,
       log: options.log,
-      onVerdict: (v, file) => {
+      ...(options.rebuild ? { rebuild: true } : {}),
+      onVerdict: (v, file, rebuilt) => {
         this.summarizer.add(v);
-        return options.onVerdict(v, file);
+        return options.onVerdict(v, file, rebuilt);
       },
     });
   }
@@ -73,6 +75,10 @@ export class ShardScorer {
       split: stats.split,
       notRecords: this.notRecords,
       unjudged: stats.unjudged.entries(),
+      spans: stats.spans,
+      traces: stats.traces,
+      agentRuns: stats.agentRuns,
+      unmatchedRuns: stats.unmatchedRuns.entries(),
     };
   }
 
@@ -99,6 +105,7 @@ export class ShardScorer {
     }
     const found: Problem[] = [];
     const spans = spansFromOtlpJson(value, found);
+    this.stats.spans += spans.length;
     if (found.length > 0) {
       this.stats.unreadable++;
       for (const p of found) this.options.log.report(p.code, where, p.message);

@@ -1,6 +1,8 @@
 import type { VerdictSummary } from '../evaluation/check-gates.js';
+import type { RebuiltRun } from '../report/rebuilt-run.js';
 import type { SpanLike, Verdict } from '../types.js';
 import type { ScoringSources } from './commands/score.js';
+import type { NameTally } from './name-tally.js';
 
 /**
  * `toolwatch score --jobs N` splits the input's traces among N threads by trace id: a trace's
@@ -190,6 +192,8 @@ export interface ShardSetup {
   maxOpenSpans?: number;
   /** JSON Lines output: the worker sends verdict lines, not verdicts. */
   lines: boolean;
+  /** The HTML report: failing verdicts go with what was rebuilt of their run. */
+  rebuild?: boolean;
 }
 
 /** A record for a worker: a line's text to parse, or spans decoded where the record was read. */
@@ -219,6 +223,10 @@ export interface ShardStats {
   /** Lines counted as records where they were read that turned out unreadable. */
   notRecords: number;
   unjudged: Array<[string, number]>;
+  spans: number;
+  traces: number;
+  agentRuns: number;
+  unmatchedRuns: ReturnType<NameTally['entries']>;
 }
 
 export type FromShard =
@@ -226,14 +234,14 @@ export type FromShard =
       /** The reply to one `records` message (the main thread counts its queue by them). */
       kind: 'progress';
       lines: string;
-      verdicts: Array<[Verdict, string]>;
+      verdicts: Array<[Verdict, string, RebuiltRun?]>;
       problems: Array<[string, string, string]>;
       stats: ShardStats;
     }
   | {
       kind: 'end';
       lines: string;
-      verdicts: Array<[Verdict, string]>;
+      verdicts: Array<[Verdict, string, RebuiltRun?]>;
       problems: Array<[string, string, string]>;
       stats: ShardStats;
       summary: VerdictSummary;

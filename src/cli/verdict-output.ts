@@ -1,6 +1,7 @@
 import { writeSync } from 'node:fs';
 import type { GateOutcome } from '../evaluation/check-gates.js';
 import { terminalText } from '../input/printable.js';
+import type { RebuiltRun } from '../report/rebuilt-run.js';
 import type { ReportBuilder, ReportBuilderOptions } from '../report/report-builder.js';
 import type { InputStats, Report, RolloutGrid } from '../report/report-types.js';
 import type { Verdict } from '../types.js';
@@ -22,7 +23,8 @@ export interface ReportExtras {
  * the table, Markdown and HTML reports aggregate in bounded memory and render at the end.
  */
 export interface VerdictOutput {
-  add(v: Verdict, file?: string): void | Promise<void>;
+  /** `rebuilt`: what was rebuilt of a failing verdict's run, for the HTML report. */
+  add(v: Verdict, file?: string, rebuilt?: RebuiltRun): void | Promise<void>;
   /**
    * Verdict lines serialised elsewhere, each ending in a newline (the workers of `toolwatch
    * score --jobs`); JSON Lines output only.
@@ -119,7 +121,7 @@ export async function openOutput(
   } else render = (await import('../report/render-html.js')).renderHtml;
   return {
     builder,
-    add: (v, file) => builder.add(v, file),
+    add: (v, file, rebuilt) => builder.add(v, file, rebuilt),
     finish: async (extras = {}) => {
       if (extras.gates) builder.setGates(extras.gates);
       if (extras.input) builder.setInput(extras.input);

@@ -17,6 +17,7 @@ import {
   METRIC_TOOLWATCH_JUDGE_CALLS,
   METRIC_TOOLWATCH_PROCESSOR_SPANS_DROPPED,
   METRIC_TOOLWATCH_PROCESSOR_TRACES_BUFFERED,
+  METRIC_TOOLWATCH_RUNS_UNMATCHED,
   METRIC_TOOLWATCH_TOOL_EXECUTIONS,
   METRIC_TOOLWATCH_TOOL_GUARD_DECISIONS,
   METRIC_TOOLWATCH_TOOL_MISUSE,
@@ -64,6 +65,7 @@ export class ToolwatchMetrics {
   private readonly _judgeCalls: AggregatedCounter;
   private readonly _spansDropped: AggregatedCounter;
   private readonly _tracesBuffered: AggregatedCounter;
+  private readonly _runsUnmatched: AggregatedCounter;
   /** False with the no-op meter: per-run records then skip all work. */
   private readonly _recording: boolean;
 
@@ -138,6 +140,12 @@ export class ToolwatchMetrics {
       [],
       'up_down',
     );
+    this._runsUnmatched = aggregatedCounter(
+      meter,
+      METRIC_TOOLWATCH_RUNS_UNMATCHED,
+      { unit: '{run}', description: 'Outermost agent runs no rule of the policy matched, by agent.' },
+      [ATTR_GEN_AI_AGENT_NAME],
+    );
     if (options.policy) this.initialize(options.policy);
   }
 
@@ -202,6 +210,11 @@ export class ToolwatchMetrics {
   recordJudgeCall(scorer: string, outcome: JudgeCallOutcome): void {
     if (!this._recording) return;
     this._judgeCalls.add(1, scorer, outcome);
+  }
+
+  /** An outermost agent run no rule matched (so it got no verdict). */
+  recordUnmatchedRun(agent: string): void {
+    if (this._recording) this._runsUnmatched.add(1, cappedName(agent));
   }
 
   recordSpansDropped(reason: string, count = 1): void {

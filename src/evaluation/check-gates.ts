@@ -36,6 +36,8 @@ export interface VerdictSummary {
   highRiskResults: number;
   highRiskPasses: number;
   callsSum: number;
+  /** Judged runs and those that passed, by rule (for `pass_rate.rules`). */
+  byRule?: Record<string, { runs: number; passed: number }>;
 }
 
 export function emptySummary(): VerdictSummary {
@@ -49,7 +51,41 @@ export function emptySummary(): VerdictSummary {
     highRiskResults: 0,
     highRiskPasses: 0,
     callsSum: 0,
+    byRule: {},
   };
+}
+
+/** Adds `from` into `into` (the summaries of `--jobs` threads). */
+export function addSummary(into: VerdictSummary, from: VerdictSummary): void {
+  for (const key of Object.keys(into) as Array<keyof VerdictSummary>) {
+    if (key === 'byRule') continue;
+    into[key] += from[key] as number;
+  }
+  for (const [rule, counts] of Object.entries(from.byRule ?? {})) {
+    into.byRule ??= {};
+    const mine = ruleCounts(into.byRule, rule);
+    mine.runs += counts.runs;
+    mine.passed += counts.passed;
+  }
+}
+
+/**
+ * The counts of `rule`, made on first use as an own property: rule names come from verdicts
+ * (a baseline file), and `__proto__` must be a rule like any other.
+ */
+function ruleCounts(
+  byRule: Record<string, { runs: number; passed: number }>,
+  rule: string,
+): { runs: number; passed: number } {
+  if (Object.hasOwn(byRule, rule)) return byRule[rule]!;
+  const counts = { runs: 0, passed: 0 };
+  Object.defineProperty(byRule, rule, {
+    value: counts,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
+  return counts;
 }
 
 /**
@@ -74,6 +110,10 @@ export class VerdictSummarizer {
     const sum = this.summary;
     sum.runs++;
     if (v.passed) sum.passed++;
+    sum.byRule ??= {};
+    const rule = ruleCounts(sum.byRule, v.rule);
+    rule.runs++;
+    if (v.passed) rule.passed++;
     for (const r of v.results) {
       if (r.kind !== 'trajectory' || (r.label !== 'pass' && r.label !== 'fail')) continue;
       sum.trajectoryResults++;
@@ -138,6 +178,9 @@ export function checkGates(
     let value: number | null = null;
     let base: number | null | undefined;
     switch (gate) {
+      case 'pass_rate':
+        value = ratio(now.passed, now.runs);
+        break;
       case 'tool_selection_accuracy':
         value = ratio(now.toolSelectionPasses, now.trajectoryResults);
         break;
@@ -171,6 +214,24 @@ export function checkGates(
       held: status !== 'failed',
       ...(note ? { note } : {}),
     });
+    if (gate === 'pass_rate' && 'rules' in threshold) {
+      // The overall minimum, then one outcome per named rule.
+      out.push(...checkGates(now, { ...policy, gates: { pass_rate: { min: threshold.min } } }));
+      for (const [rule, min] of Object.entries(threshold.rules)) {
+        const counts = now.byRule && Object.hasOwn(now.byRule, rule) ? now.byRule[rule] : undefined;
+        const rate = counts ? ratio(counts.passed, counts.runs) : null;
+        const name = `pass_rate[${rule}]`;
+        const base = { gate: name, value: rate, threshold: { min } };
+        if (now.runs === 0) out.push({ ...base, status: 'failed', held: false, note: 'nothing was scored' });
+        else if (rate === null)
+          out.push({ ...base, status: 'failed', held: false, note: 'no run of this rule was judged' });
+        else {
+          const held = rate >= min - EPSILON;
+          out.push({ ...base, status: held ? 'held' : 'failed', held });
+        }
+      }
+      continue;
+    }
     if (now.runs === 0) out.push(outcome('failed', 'nothing was scored'));
     else if (value === null && TRAJECTORY_GATES.has(gate))
       out.push(outcome('failed', 'nothing to measure: no trajectory results'));
@@ -180,6 +241,18 @@ export function checkGates(
     else out.push(outcome(holds(threshold, value, base) ? 'held' : 'failed'));
   }
   return out;
+}
+
+/** The rule `--gate` applies to a policy without gates: every scored run passes. */
+export const EVERY_RUN_PASSES: Readonly<Record<string, Gate>> = Object.freeze({ pass_rate: { min: 1 } });
+
+/**
+ * The gates `--gate` checks: the policy's, or `EVERY_RUN_PASSES` when it has none (a gate
+ * that checks nothing would hold while runs fail). `implicit` says which, for the output.
+ */
+export function gatesApplied(policy: Policy): { policy: Policy; implicit: boolean } {
+  if (Object.keys(policy.gates).length > 0) return { policy, implicit: false };
+  return { policy: { ...policy, gates: { ...EVERY_RUN_PASSES } }, implicit: true };
 }
 
 function isSummary(value: unknown): value is VerdictSummary {

@@ -33,6 +33,39 @@ export interface EvaluateTracesOptions {
   signal?: AbortSignal;
 }
 
+/** An outermost agent run that no rule of the policy matched (so it got no verdict). */
+export interface UnmatchedRun {
+  trace_id: string;
+  span_id: string;
+  agent: string;
+}
+
+/**
+ * The verdicts (an array, as before), with what they were drawn from: how many outermost
+ * agent runs the input held, and those no rule matched. `runs: 0` means no span was read as
+ * an agent run of any convention toolwatch reads; a non-empty `unmatched` means rules whose
+ * `match` (an agent glob, attributes) fits none of these runs.
+ */
+export type EvaluatedTraces = Verdict[] & {
+  /** Outermost agent runs found (nested runs are part of theirs). */
+  runs: number;
+  /** Outermost runs no rule matched, trace by trace as the input gave them. */
+  unmatched: UnmatchedRun[];
+};
+
+/** What judging a set of traces gives: verdicts, and the runs they were drawn from. */
+export interface TraceJudgement {
+  verdicts: Verdict[];
+  /** Outermost agent runs found. */
+  runs: number;
+  unmatched: UnmatchedRun[];
+  /**
+   * With `keepFailingRuns`: for each verdict (same index), its run when the verdict failed,
+   * for reports that show what was rebuilt.
+   */
+  failingRuns?: Array<AgentRun | undefined>;
+}
+
 interface Entry {
   run: AgentRun;
   rule: Rule;
@@ -52,9 +85,21 @@ export async function evaluateTraces(
   input: unknown,
   policy: Policy,
   options: EvaluateTracesOptions = {},
-): Promise<Verdict[]> {
+): Promise<EvaluatedTraces> {
   const problems = options.problems ?? [];
-  return judgeTraces(reconstructEach(decode(input, problems), problems), policy, options, problems);
+  const judgement = await judgeTraces(
+    reconstructEach(decode(input, problems), problems),
+    policy,
+    options,
+    problems,
+    false,
+  );
+  // Not enumerable: the result still equals (deepStrictEqual, toEqual) the plain verdict array
+  // callers compare it with.
+  return Object.defineProperties(judgement.verdicts, {
+    runs: { value: judgement.runs },
+    unmatched: { value: judgement.unmatched },
+  }) as EvaluatedTraces;
 }
 
 /**
@@ -66,14 +111,15 @@ export function evaluateTraceSpans(
   spans: SpanLike[],
   policy: Policy,
   options: EvaluateTracesOptions = {},
-): Verdict[] | Promise<Verdict[]> {
+  keepFailingRuns = false,
+): TraceJudgement | Promise<TraceJudgement> {
   const problems = options.problems ?? [];
   const traces: ReconstructedTrace[] = [];
   if (spans.length > 0) {
     const trace = reconstructOne(spans[0]!.traceId, spans, problems);
     if (trace) traces.push(trace);
   }
-  return judgeTraces(traces, policy, options, problems);
+  return judgeTraces(traces, policy, options, problems, keepFailingRuns);
 }
 
 function judgeTraces(
@@ -81,20 +127,28 @@ function judgeTraces(
   policy: Policy,
   options: EvaluateTracesOptions,
   problems: Problem[],
-): Verdict[] | Promise<Verdict[]> {
+  keepFailingRuns: boolean,
+): TraceJudgement | Promise<TraceJudgement> {
   const entries: Entry[] = [];
+  // Outermost runs no rule matched (the result's `unmatched`), and for the caller's out-list
+  // every run no verdict covers (`options.unmatched`, nested runs included).
+  const unmatched: UnmatchedRun[] = [];
+  let runs = 0;
   let pending = 0;
-  const unmatched = options.unmatched;
+  const uncovered = options.unmatched;
   // Runs a verdict covers; a run's parent comes before it in `runsInOrder`.
-  const covered = unmatched ? new Set<AgentRun>() : undefined;
+  const covered = uncovered ? new Set<AgentRun>() : undefined;
   for (const trace of traces) {
     for (const p of trace.problems) problems.push(p);
+    runs += trace.runs.length;
     for (const run of runsInOrder(trace.runs)) {
       const evaluations = evaluateRun(run, policy);
       if (covered) {
         if (evaluations.length > 0 || (run.parent !== undefined && covered.has(run.parent))) covered.add(run);
-        else unmatched!.push(run);
+        else uncovered!.push(run);
       }
+      if (evaluations.length === 0 && run.parent === undefined)
+        unmatched.push({ trace_id: run.traceId, span_id: run.spanId, agent: run.agent });
       for (const evaluation of evaluations) {
         pending += evaluation.pending.length;
         entries.push({
@@ -107,8 +161,16 @@ function judgeTraces(
     }
   }
   if (entries.length > 1) entries.sort(compareEntries);
-  if (pending === 0) return entries.map((e) => e.evaluation.verdict);
-  return runJudges(entries, policy, options);
+  const judged = (verdicts: Verdict[]): TraceJudgement => ({
+    verdicts,
+    runs,
+    unmatched,
+    ...(keepFailingRuns
+      ? { failingRuns: verdicts.map((v, i) => (v.passed === false ? entries[i]!.run : undefined)) }
+      : {}),
+  });
+  if (pending === 0) return judged(entries.map((e) => e.evaluation.verdict));
+  return runJudges(entries, policy, options).then(judged);
 }
 
 async function runJudges(

@@ -5,7 +5,7 @@ import { didYouMean, knownKeysAt } from './did-you-mean.js';
 import { guardProblems } from './guard-problems.js';
 import { policyDigest } from './policy-digest.js';
 import { formatPath, PolicyError, type PolicyProblem } from './policy-error.js';
-import { GUARD_CHECKS, type PolicyFile, policySchema } from './policy-schema.js';
+import { GATE_NAMES, GUARD_CHECKS, type PolicyFile, policySchema } from './policy-schema.js';
 import { prototypeKeyProblems } from './prototype-keys.js';
 import { SCORER_KINDS } from './scorer-kinds.js';
 
@@ -192,14 +192,23 @@ export function issuesToProblems(
   for (const issue of issues) {
     const path = [...prefix, ...issue.path];
     if (issue.code === 'unrecognized_keys') {
-      const known = schema
-        ? knownKeysAt(schema, [...schemaPath, ...issue.path]).map((k) => names.codeKey(path, k))
-        : [];
+      // Gates are few and named nowhere else: an unknown one lists them all.
+      const gates = path.length === 1 && path[0] === 'gates';
+      const known = gates
+        ? GATE_NAMES
+        : schema
+          ? knownKeysAt(schema, [...schemaPath, ...issue.path]).map((k) => names.codeKey(path, k))
+          : [];
       for (const key of issue.keys) {
-        const meant = didYouMean(names.codeKey(path, key), known);
+        const meant = didYouMean(gates ? key : names.codeKey(path, key), known);
+        const hint = meant ? `did you mean ${JSON.stringify(meant)}?` : undefined;
         out.push({
           path: formatPath(names.codePath([...path, key])),
-          message: meant ? `unknown key (did you mean ${JSON.stringify(meant)}?)` : 'unknown key',
+          message: gates
+            ? `unknown gate (${hint ? `${hint} ` : ''}valid gates: ${GATE_NAMES.join(', ')})`
+            : hint
+              ? `unknown key (${hint})`
+              : 'unknown key',
         });
       }
       continue;

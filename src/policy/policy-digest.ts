@@ -4,7 +4,9 @@ import { configDigest } from '../util/digest.js';
 /**
  * sha256 of the canonical policy: snake_case keys, defaults filled in, each scorer as its
  * canonical config plus name and sampling. Two files that mean the same policy (YAML or
- * JSON, keys in any order, defaults written out or not) get the same digest.
+ * JSON, keys in any order, defaults written out or not) get the same digest. The gates are
+ * left out: they judge the verdicts and change none, so a baseline saved before a gate was
+ * tightened still compares (a changed rule, scorer, sampling or redaction still refuses it).
  */
 export function policyDigest(policy: Omit<Policy, 'digest'>): string {
   return configDigest({
@@ -33,6 +35,5 @@ export function policyDigest(policy: Omit<Policy, 'digest'>): string {
       // Only where present: policies without guards keep the digests they always had.
       ...(rule.guard ? { guard: { mode: rule.guard.mode, checks: [...rule.guard.checks] } } : {}),
     })),
-    gates: policy.gates,
   });
 }

@@ -41,6 +41,8 @@ const ruleSchema = z.strictObject({
 const unit = z.number().min(0).max(1);
 
 const gatesSchema = z.strictObject({
+  /** Judged runs that passed, over judged runs; `rules`: a minimum per rule too. */
+  pass_rate: z.strictObject({ min: unit, rules: z.record(z.string(), unit).optional() }).optional(),
   tool_selection_accuracy: z.strictObject({ min: unit }).optional(),
   argument_accuracy: z.strictObject({ min: unit }).optional(),
   forbidden_tool_calls: z.strictObject({ max: z.number().int().min(0) }).optional(),
@@ -48,6 +50,9 @@ const gatesSchema = z.strictObject({
   avg_calls_vs_baseline: z.strictObject({ max_ratio: z.number().positive() }).optional(),
   regression_vs_baseline: z.strictObject({ max_drop: unit }).optional(),
 });
+
+/** The gate names a policy's `gates` takes, in the schema's order. */
+export const GATE_NAMES: readonly string[] = Object.keys(gatesSchema.shape);
 
 export const DEFAULT_JUDGE_BUDGET = {
   max_per_minute: 30,

@@ -243,8 +243,11 @@ export class FollowedTraces {
     if (nested && this._allRulesRootOnly) return undefined;
     const identity = spanIdentity(span, nested, this._rulesReadAttributes);
     let reason: string | undefined;
-    if (state.mode === TraceMode.SAMPLED_OUT) reason = 'sampled_out';
-    else if (matchRules(identity, this._policy).length > 0) {
+    if (state.mode === TraceMode.SAMPLED_OUT) {
+      reason = 'sampled_out';
+      if (!nested && matchRules(identity, this._policy).length === 0)
+        this._runs.unmatched.note(identity.agent);
+    } else if (matchRules(identity, this._policy).length > 0) {
       // Matched no rule when it started, one now: its spans were not held.
       this._problems.report(
         'matched_after_start',
@@ -252,6 +255,10 @@ export class FollowedTraces {
       );
       reason = 'incomplete_trace';
     }
-    return reason === undefined ? undefined : this._runs.skipped(identity, span, placement, reason);
+    if (reason === undefined) {
+      if (!nested) this._runs.unmatched.note(identity.agent);
+      return undefined;
+    }
+    return this._runs.skipped(identity, span, placement, reason);
   }
 }

@@ -95,7 +95,10 @@ export class RunEvaluator {
     if (single && (this._rulesReadAttributes || !announcedRuleMatches(span, nested, this._policy))) {
       // The only run the trace can hold is this one: no rule for its identity, no rebuild.
       const identity = spanIdentity(span, nested, this._rulesReadAttributes);
-      if (matchRules(identity, this._policy).length === 0) return undefined;
+      if (matchRules(identity, this._policy).length === 0) {
+        if (!nested) this._runs.unmatched.note(identity.agent);
+        return undefined;
+      }
     }
     const reconstructed = rebuildRuns(state, this._argumentsRead);
     for (const problem of reconstructed.problems) {

@@ -18,6 +18,7 @@ import {
 import { matchRules, type RunIdentity } from '../evaluation/match-rules.js';
 import type { AgentRun, Policy, Rule, ScorerResult, Verdict } from '../types.js';
 import { type PendingJudges, UNTRACED } from './pending-judges.js';
+import { UnmatchedRuns } from './unmatched-runs.js';
 
 export interface RunJudgeOptions {
   policy: Policy;
@@ -40,8 +41,12 @@ interface SkippedRecord {
 
 export class RunJudge {
   private readonly _skipped = new Map<Rule, Map<string, SkippedRecord>>();
+  /** Outermost runs no rule matched, counted and logged (the callers that find one say so). */
+  readonly unmatched: UnmatchedRuns;
 
-  constructor(private readonly _options: RunJudgeOptions) {}
+  constructor(private readonly _options: RunJudgeOptions) {
+    this.unmatched = new UnmatchedRuns(_options.metrics, _options.policy);
+  }
 
   /** Judges a rebuilt run. Returns whether a rule matched, and the decorated view for `view`. */
   judge(run: AgentRun, span: ReadableSpan, placement: Placement): { matched: boolean; view?: ReadableSpan } {
@@ -53,6 +58,7 @@ export class RunJudge {
       this._options.problem('evaluate', `evaluating the run of ${run.agent} failed`, error);
       return { matched: false };
     }
+    if (evaluations.length === 0 && run.parent === undefined) this.unmatched.note(run.agent);
     let view: ReadableSpan | undefined;
     for (let index = 0; index < evaluations.length; index++) {
       const evaluation = evaluations[index]!;

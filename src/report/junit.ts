@@ -2,8 +2,8 @@ import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { evaluationExplanation } from '../emission/events.js';
 import type { RedactOptions, Verdict } from '../types.js';
+import { resultReason } from './result-reason.js';
 
 export interface JunitCounts {
   tests: number;
@@ -41,7 +41,7 @@ export function junitTestcases(
     const open = `    <testcase classname="${xml(`${v.rule}.${v.agent}`)}" name="${xml(`${r.scorer} ${v.trace_id}/${v.span_id}`)}"${
       file ? ` file="${xml(file)}"` : ''
     }`;
-    const why = xml(evaluationExplanation(r, redact) || r.label);
+    const why = xml(resultReason(r, redact) || r.label);
     if (r.label === 'pass') out += `${open}/>\n`;
     else if (r.label === 'skipped') {
       counts.skipped++;
@@ -144,7 +144,7 @@ export function rolloutsJunit(rollouts: readonly JunitRollout[], redact?: Redact
         const why = r.verdict
           ? r.verdict.results
               .filter((x) => x.label === 'fail' || x.label === 'error')
-              .map((x) => `${x.scorer}: ${evaluationExplanation(x, redact)}`)
+              .map((x) => `${x.scorer}: ${resultReason(x, redact)}`)
               .join('; ')
           : 'no verdict';
         body.push(`${open}><failure message="${xml(why)}"/></testcase>`);

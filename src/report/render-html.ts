@@ -1,6 +1,7 @@
 import { gateLine } from './gate-line.js';
+import type { RebuiltRun } from './rebuilt-run.js';
 import { BY_TOOL_COLUMNS, percent } from './report-builder.js';
-import type { RateRow, Report } from './report-types.js';
+import type { FailingRun, RateRow, Report } from './report-types.js';
 
 function esc(text: string): string {
   return text
@@ -62,8 +63,56 @@ function rateSection(id: string, title: string, rows: RateRow[], unit: string): 
   )}`;
 }
 
-// Sorting by clicking a header, filtering failing runs by text; `#filter=TEXT` in the URL
-// pre-fills the filter and `#sort=TABLE.COLUMN` (`.-COLUMN`: descending) sorts a table.
+/**
+ * Under a failing run's reasons, a `<details>` that opens to what toolwatch rebuilt: the
+ * expectations each failed scorer found unmet, the run's tool calls in order (status,
+ * arguments as the policy's redaction allows, errors) and its nested member runs.
+ */
+function drillDown(f: FailingRun): string {
+  const unmet = f.unmet ?? [];
+  if (unmet.length === 0 && !f.rebuilt) return '';
+  const parts: string[] = [];
+  if (unmet.length > 0) {
+    parts.push(
+      `<div class="unmet"><strong>Unmet</strong><ul>${unmet
+        .map(
+          (u) =>
+            `<li><code>${esc(u.scorer)}</code> ${esc(u.label)}<ul>${u.expectations.map((e) => `<li>${esc(e)}</li>`).join('')}</ul></li>`,
+        )
+        .join('')}</ul></div>`,
+    );
+  }
+  if (f.rebuilt) parts.push(rebuiltRun(f.rebuilt));
+  return `<details class="rebuilt"><summary>What toolwatch rebuilt</summary>${parts.join('')}</details>`;
+}
+
+function rebuiltRun(run: RebuiltRun): string {
+  const calls =
+    run.calls.length === 0
+      ? '<p class="no-calls">no tool calls</p>'
+      : `<ol class="calls">${run.calls
+          .map(
+            (c) =>
+              `<li class="call"><code class="tool">${esc(c.name)}</code> <span class="status status-${esc(c.status)}">${esc(c.status)}${c.requestOnly ? ' (requested, not run)' : ''}</span>${c.args ? ` <code class="args">${esc(c.args)}</code>` : ''}${c.error ? ` <span class="error">${esc(c.error)}</span>` : ''}</li>`,
+          )
+          .join('')}</ol>${run.callsOmitted > 0 ? `<p>${run.callsOmitted} more calls not listed</p>` : ''}`;
+  const members =
+    run.members.length === 0 && run.membersOmitted === 0
+      ? ''
+      : `<div class="members">${run.members
+          .map(
+            (m) =>
+              `<details class="member" open><summary>member run <code>${esc(m.agent)}</code> (${m.calls.length + m.callsOmitted} calls)</summary>${rebuiltRun(m)}</details>`,
+          )
+          .join(
+            '',
+          )}${run.membersOmitted > 0 ? `<p>${run.membersOmitted} more member runs not listed</p>` : ''}</div>`;
+  return `<div class="run" data-agent="${esc(run.agent)}"><strong>Tool calls of <code>${esc(run.agent)}</code>${run.implicit ? ' (inferred run)' : ''}</strong>${calls}${members}</div>`;
+}
+
+// Sorting by clicking a header, filtering failing runs by text (a filter that leaves one run
+// opens what was rebuilt of it); `#filter=TEXT` in the URL pre-fills the filter and
+// `#sort=TABLE.COLUMN` (`.-COLUMN`: descending) sorts a table.
 // Marks <body data-ready> when done, so a headless check can tell the script ran.
 const SCRIPT = `
 (function(){
@@ -83,9 +132,10 @@ const SCRIPT = `
     });
   });
   var f=document.getElementById('filter'),t=document.getElementById('failing');
-  function apply(){if(!t)return;var q=f.value.toLowerCase(),shown=0;
-    Array.prototype.forEach.call(t.tBodies[0].rows,function(r){var ok=r.textContent.toLowerCase().indexOf(q)!==-1;r.hidden=!ok;if(ok)shown++;});
-    var n=document.getElementById('shown');if(n)n.textContent=String(shown);}
+  function apply(){if(!t)return;var q=f.value.toLowerCase(),shown=0,only=null;
+    Array.prototype.forEach.call(t.tBodies[0].rows,function(r){var ok=r.textContent.toLowerCase().indexOf(q)!==-1;r.hidden=!ok;if(ok){shown++;only=r;}});
+    var n=document.getElementById('shown');if(n)n.textContent=String(shown);
+    if(q&&shown===1){var d=only.querySelector('details.rebuilt');if(d)d.open=true;}}
   if(f){f.addEventListener('input',apply);var m=/[#&]filter=([^&]*)/.exec(location.hash);if(m){f.value=decodeURIComponent(m[1]);}apply();}
   var s=/[#&]sort=([\\w-]+)\\.(-?)(\\d+)/.exec(location.hash);
   if(s){var st=document.getElementById(s[1]),h=st&&st.querySelectorAll('th')[+s[3]];if(h){h.click();if(s[2]==='-')h.click();}}
@@ -192,14 +242,14 @@ export function renderHtml(report: Report): string {
             esc(f.agent),
             esc(f.rule),
             esc(f.file ?? ''),
-            f.reasons.map(esc).join('<br>'),
+            `${f.reasons.map(esc).join('<br>')}${drillDown(f)}`,
           ]),
         )}`,
   );
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${esc(report.title)}</title>
 <meta name="viewport" content="width=device-width,initial-scale=1">
-<style>body{font-family:system-ui,sans-serif;margin:2rem;color:#222}table{border-collapse:collapse;margin:.5rem 0 1.5rem}td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top}th{cursor:pointer;background:#f5f5f5}th[data-dir=asc]::after{content:" ▲"}th[data-dir=desc]::after{content:" ▼"}.num{text-align:right}.gate-failed{color:#c62828;font-weight:bold}.gate-skipped{color:#777}.class-saturated-fail{color:#c62828}.class-saturated-pass{color:#2e7d32}.class-learning-zone{color:#b26a00;font-weight:bold}</style>
+<style>body{font-family:system-ui,sans-serif;margin:2rem;color:#222}table{border-collapse:collapse;margin:.5rem 0 1.5rem}td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top}th{cursor:pointer;background:#f5f5f5}th[data-dir=asc]::after{content:" ▲"}th[data-dir=desc]::after{content:" ▼"}.num{text-align:right}.gate-failed{color:#c62828;font-weight:bold}.gate-skipped{color:#777}.class-saturated-fail{color:#c62828}.class-saturated-pass{color:#2e7d32}.class-learning-zone{color:#b26a00;font-weight:bold}details.rebuilt{margin-top:.3rem}details summary{cursor:pointer;color:#1a4f8a}ol.calls{margin:.2rem 0;padding-left:1.6rem}.status-error,.status-refused{color:#c62828;font-weight:bold}.status-paused{color:#b26a00}.status-ok{color:#2e7d32}code.args{color:#555}.members{margin-left:1rem;border-left:2px solid #ddd;padding-left:.5rem}</style>
 </head><body>
 <h1>${esc(report.title)}</h1>
 ${parts.filter(Boolean).join('\n')}

@@ -1,4 +1,5 @@
 import { gateLine } from './gate-line.js';
+import { clip } from './render-text.js';
 import { percent } from './report-builder.js';
 import type { RateRow, Report } from './report-types.js';
 
@@ -98,7 +99,7 @@ export function renderMarkdown(report: Report): string {
     '| --- | --- | --- | --- | --- |',
     ...report.failing.map(
       (f) =>
-        `| \`${f.trace_id}\` | ${md(f.agent)} | ${md(f.rule)} | ${md(f.file ?? '')} | ${md(f.reasons.join('; '))} |`,
+        `| \`${f.trace_id}\` | ${md(f.agent)} | ${md(f.rule)} | ${md(f.file ?? '')} | ${md(clip(f.reasons.join('; ')))} |`,
     ),
     '',
   );

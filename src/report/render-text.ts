@@ -13,6 +13,14 @@ export function columns(head: string[], rows: string[][], right: ReadonlySet<num
   return [line(head), ...rows.map(line)];
 }
 
+/** Width of the failing runs' "why" column in the text and Markdown reports; JSON and HTML keep reasons whole. */
+export const WHY_WIDTH = 160;
+
+/** `text` cut to `width` characters, ending with `…` when cut. */
+export function clip(text: string, width = WHY_WIDTH): string {
+  return text.length > width ? `${text.slice(0, width - 1)}…` : text;
+}
+
 function rateTable(title: string, rows: RateRow[], unit: string): string[] {
   if (rows.length === 0) return [];
   return [
@@ -97,7 +105,7 @@ export function renderText(report: Report): string {
       `failing runs: ${report.failing.length + report.failingOmitted}${report.failingOmitted > 0 ? ` (first ${report.failing.length} shown)` : ''}`,
       ...columns(
         ['trace', 'agent', 'rule', 'file', 'why'],
-        report.failing.map((f) => [f.trace_id, f.agent, f.rule, f.file ?? '', f.reasons.join('; ')]),
+        report.failing.map((f) => [f.trace_id, f.agent, f.rule, f.file ?? '', clip(f.reasons.join('; '))]),
       ),
     );
   } else if (report.runs > 0) out.push('', 'every run passed');

@@ -1,7 +1,7 @@
-import { evaluationExplanation } from '../emission/events.js';
 import type { GateOutcome } from '../evaluation/check-gates.js';
 import { isJudged } from '../evaluation/is-judged.js';
 import type { Policy, RedactOptions, Verdict } from '../types.js';
+import { type RebuiltRun, unmetExpectations } from './rebuilt-run.js';
 import type {
   FailingRun,
   InputStats,
@@ -11,6 +11,7 @@ import type {
   ScorerRow,
   ToolRow,
 } from './report-types.js';
+import { resultReason } from './result-reason.js';
 
 export interface ReportBuilderOptions {
   /** Supplies the scorers' risk and intent tags (by rule and scorer name). */
@@ -70,7 +71,8 @@ export class ReportBuilder {
     }
   }
 
-  add(v: Verdict, file?: string): void {
+  /** `rebuilt`: what was rebuilt of the run, shown under a failing run in the HTML report. */
+  add(v: Verdict, file?: string, rebuilt?: RebuiltRun): void {
     // A record judged by no scorer counts in its scorers' `skipped` column only: as a run that
     // passed, an unjudged run read "every run passed".
     if (isJudged(v)) {
@@ -115,18 +117,18 @@ export class ReportBuilder {
     if (v.passed === false) {
       if (this.failing.length >= this.maxFailing) this.failingOmitted++;
       else {
+        const unmet = v.results.filter((r) => r.label === 'fail' || r.label === 'error');
         this.failing.push({
           trace_id: v.trace_id,
           span_id: v.span_id,
           agent: v.agent,
           rule: v.rule,
           ...(file !== undefined ? { file } : {}),
-          reasons: v.results
-            .filter((r) => r.label === 'fail' || r.label === 'error')
-            .map(
-              (r) =>
-                `${r.scorer}${r.label === 'error' ? ' (error)' : ''}: ${evaluationExplanation(r, this.redact)}`,
-            ),
+          reasons: unmet.map(
+            (r) => `${r.scorer}${r.label === 'error' ? ' (error)' : ''}: ${resultReason(r, this.redact)}`,
+          ),
+          unmet: unmet.map((r) => ({ scorer: r.scorer, label: r.label, expectations: unmetExpectations(r) })),
+          ...(rebuilt ? { rebuilt } : {}),
         });
       }
     }
@@ -161,8 +163,10 @@ export class ReportBuilder {
       byRule: [...this.byRule.values()],
       byScorer: [...this.byScorer.values()],
       byTool: [...this.byTool.values()].sort((a, b) => (a.tool < b.tool ? -1 : a.tool > b.tool ? 1 : 0)),
-      byIntent: [...this.byIntent.values()].sort(byName),
-      byRisk: [...this.byRisk.values()].sort((a, b) => riskOrder(a.key) - riskOrder(b.key) || byName(a, b)),
+      byIntent: tagged([...this.byIntent.values()].sort(byName)),
+      byRisk: tagged(
+        [...this.byRisk.values()].sort((a, b) => riskOrder(a.key) - riskOrder(b.key) || byName(a, b)),
+      ),
       byTag: [...this.byTag.values()].sort(byName),
       ...(this.gates ? { gates: this.gates } : {}),
       failing: this.failing,
@@ -210,6 +214,11 @@ export class ReportBuilder {
       else if (e.code === 'arg_mismatch') this.tool(e.tool).argMismatches++;
     }
   }
+}
+
+/** A grouping by a tag no scorer sets (every row `(none)`) is no grouping: left out. */
+function tagged(rows: RateRow[]): RateRow[] {
+  return rows.every((r) => r.key === NONE) ? [] : rows;
 }
 
 function bump(map: Map<string, RateRow>, key: string, passed: boolean): void {

@@ -1,4 +1,5 @@
 import type { GateOutcome } from '../evaluation/check-gates.js';
+import type { RebuiltRun } from './rebuilt-run.js';
 
 /** Runs (or results) and how many passed; the pass rate is `passed / total`. */
 export interface RateRow {
@@ -40,8 +41,12 @@ export interface FailingRun {
   agent: string;
   rule: string;
   file?: string;
-  /** `scorer: explanation` for each failed or errored result (redacted as the policy says). */
+  /** `scorer: reason` for each failed or errored result (redacted as the policy says). */
   reasons: string[];
+  /** Each failed or errored scorer and the expectations it found unmet. */
+  unmet?: Array<{ scorer: string; label: string; expectations: string[] }>;
+  /** What toolwatch rebuilt of the run (HTML reports of `toolwatch score`). */
+  rebuilt?: RebuiltRun;
 }
 
 export type GridClass = 'saturated-pass' | 'saturated-fail' | 'learning-zone' | 'unscored';

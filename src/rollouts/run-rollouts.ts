@@ -37,6 +37,11 @@ export interface RunRolloutsOptions {
   /** Cases, or the path of a case file. */
   cases: readonly EvalCase[] | string;
   agent: RolloutAgent;
+  /**
+   * The agent's name on each rollout's span (`gen_ai.agent.name`), so verdicts and reports
+   * name the agent that ran. Default: the function's name, or `agent` for an anonymous one.
+   */
+  agentName?: string;
   /** Rollouts per case. Default 6 (agno's `run_rollouts(env, k=6)`). */
   k?: number;
   /** Rollouts in flight at once. Default 6. */
@@ -87,13 +92,15 @@ export interface RunRolloutsResult {
   verdicts: Verdict[];
   /** The dataset's policy: one rule per case. */
   policy: Policy;
+  /** The agent's name on the rollout spans and in the verdicts. */
+  agent: string;
   gates: GateOutcome[];
 }
 
 /**
  * agno's `run_rollouts(env, k, concurrency)` for TypeScript agents: runs `agent` k times per
- * case, at most `concurrency` at once, each rollout inside an agent span
- * (`invoke_agent toolwatch.rollout`) carrying `toolwatch.case.id`, the case input and the
+ * case, at most `concurrency` at once, each rollout inside an agent span named after the
+ * agent (`invoke_agent <agentName>`) carrying `toolwatch.case.id`, the case input and the
  * agent's answer (`gen_ai.input.messages` / `gen_ai.output.messages`, which judges read); the
  * same `ToolwatchSpanProcessor` captures the agent's spans in process and judges each rollout
  * against its case's rule. An agent that throws or times out fails that rollout only.
@@ -115,6 +122,7 @@ export async function runRollouts(options: RunRolloutsOptions): Promise<RunRollo
     judge: options.judges !== undefined,
   });
   ensureContextPropagation();
+  const agentName = options.agentName || agentNameOf(options.agent);
 
   const verdicts: Verdict[] = [];
   const byTrace = new Map<string, Verdict>();
@@ -140,7 +148,7 @@ export async function runRollouts(options: RunRolloutsOptions): Promise<RunRollo
     while (next < jobs.length) {
       const at = next++;
       const { c, rollout } = jobs[at]!;
-      records[at] = await runOne(tracer, counter, options.agent, c, rollout, timeoutMs);
+      records[at] = await runOne(tracer, counter, options.agent, agentName, c, rollout, timeoutMs);
       options.onRollout?.(records[at]!);
     }
   };
@@ -183,14 +191,21 @@ export async function runRollouts(options: RunRolloutsOptions): Promise<RunRollo
     rollouts,
     verdicts,
     policy,
+    agent: agentName,
     gates: checkGates(verdicts, policy),
   };
+}
+
+/** A function's own name; `default` (an anonymous default export) and `` are no names. */
+export function agentNameOf(agent: RolloutAgent): string {
+  return agent.name && agent.name !== 'default' ? agent.name : 'agent';
 }
 
 async function runOne(
   tracer: Tracer,
   counter: RolloutSpanCounter,
   agent: RolloutAgent,
+  agentName: string,
   c: EvalCase,
   rollout: number,
   timeoutMs: number,
@@ -198,11 +213,11 @@ async function runOne(
   const seed = seedOf(c.id, rollout);
   const started = performance.now();
   return tracer.startActiveSpan(
-    'invoke_agent toolwatch.rollout',
+    `invoke_agent ${agentName}`,
     {
       attributes: {
         'gen_ai.operation.name': 'invoke_agent',
-        'gen_ai.agent.name': 'toolwatch.rollout',
+        'gen_ai.agent.name': agentName,
         [ATTR_TOOLWATCH_CASE_ID]: c.id,
         [ATTR_TOOLWATCH_ROLLOUT_INDEX]: rollout,
         'gen_ai.input.messages': messages('user', c.input),

@@ -63,7 +63,12 @@ beforeAll(async () => {
   const pretty = JSON.stringify(trace(99, ['get_order_detail']), null, 2);
   await Promise.all([
     writeFile(join(dir, 'policy.yaml'), POLICY),
-    writeFile(join(dir, 'other-policy.yaml'), POLICY.replace('min: 0.5', 'min: 0.6')),
+    // Another rule (a scorer changed), and the same rules under a tighter gate.
+    writeFile(
+      join(dir, 'other-policy.yaml'),
+      POLICY.replace('[submit_refund]', '[submit_refund, cancel_order]'),
+    ),
+    writeFile(join(dir, 'tighter-gate.yaml'), POLICY.replace('min: 0.5', 'min: 0.6')),
     writeFile(join(dir, 'good.jsonl'), `${goodLines.join('\n')}\n`),
     writeFile(join(dir, 'empty.json'), ''),
     writeFile(join(dir, 'obj.json'), '{}'),
@@ -148,6 +153,19 @@ describe('bad input is never green', () => {
     ]);
     expect(ok.code).toBe(0);
     expect(ok.stderr).toContain('gate regression_vs_baseline: 1 baseline 1 (max_drop 0.1) held');
+    // Gates judge the verdicts and change none: a tightened threshold still compares.
+    const tighter = await cli([
+      'score',
+      'good.jsonl',
+      '--policy',
+      'tighter-gate.yaml',
+      '--gate',
+      '--baseline',
+      'same.jsonl',
+    ]);
+    expect(tighter.code).toBe(0);
+    expect(tighter.stderr).toContain('gate tool_selection_accuracy: 1 (min 0.6) held');
+    expect(tighter.stderr).toContain('gate regression_vs_baseline: 1 baseline 1 (max_drop 0.1) held');
   });
 
   it('baseline save refuses to write a baseline of nothing', async () => {
@@ -166,12 +184,12 @@ describe('bad input is never green', () => {
 });
 
 describe('CLI behaviour', () => {
-  it('reads stdin for -, gzip included, and prints a one-line summary', async () => {
+  it('reads stdin for -, gzip included, and prints a summary: counts, then the agent runs found', async () => {
     const r = await cli(['score', '-', '--policy', 'policy.yaml'], `${goodLines.slice(0, 3).join('\n')}\n`);
     expect(r.code).toBe(0);
     expect(r.stdout.trim().split('\n')).toHaveLength(3);
     expect(r.stderr).toBe(
-      'toolwatch score: 3 runs scored, 3 verdicts, 3 passed, 1 files, 0 unreadable records\n',
+      'toolwatch score: 3 runs scored, 3 verdicts, 3 passed, 1 files, 0 unreadable records\ntoolwatch score: 3 agent runs found, every one matched a rule\n',
     );
   });
 

@@ -3,7 +3,11 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
 import { loadJudges } from '../../src/cli/commands/score.js';
 import { spansFromOtlpJson } from '../../src/conventions/from-otlp-json.js';
-import { evaluateTraceSpans, evaluateTraces } from '../../src/evaluation/evaluate-traces.js';
+import {
+  evaluateTraceSpans,
+  evaluateTraces,
+  type TraceJudgement,
+} from '../../src/evaluation/evaluate-traces.js';
 import { loadPolicy } from '../../src/policy/load-policy.js';
 import type { Problem, SpanLike, Verdict } from '../../src/types.js';
 import { otlpFixtures } from '../helpers/recorded-fixtures.js';
@@ -72,8 +76,8 @@ describe('evaluateTraceSpans (the CLI window’s judge): the same verdicts as ev
       );
       for (const [, spans] of groups) {
         const result = evaluateTraceSpans(spans, policy, { problems: actualProblems });
-        expect(Array.isArray(result), file).toBe(true);
-        actual.push(...(result as Verdict[]));
+        expect(result, file).not.toBeInstanceOf(Promise);
+        actual.push(...(result as TraceJudgement).verdicts);
       }
       expect(actual, file).toEqual(expected);
       expect(actualProblems, file).toEqual(expectedProblems);
@@ -94,7 +98,7 @@ describe('evaluateTraceSpans (the CLI window’s judge): the same verdicts as ev
     const payload = t.toOtlp();
     const result = evaluateTraceSpans(spansFromOtlpJson(payload), policy, { judges });
     expect(result).toBeInstanceOf(Promise);
-    const verdicts = await result;
+    const { verdicts } = await result;
     expect(verdicts.map((v) => v.results.map((r) => [r.kind, r.label]))).toEqual([[['llm_judge', 'pass']]]);
     expect(verdicts).toEqual(await evaluateTraces(payload, policy, { judges }));
   });
@@ -104,7 +108,11 @@ describe('evaluateTraceSpans (the CLI window’s judge): the same verdicts as ev
     const t = new TraceBuilder({ traceId: POISON });
     t.agent('refund-agent').tool('get_order_detail', { args: { order_id: 'A1' } });
     const problems: Problem[] = [];
-    expect(evaluateTraceSpans(spansFromOtlpJson(t.toOtlp()), policy, { problems })).toEqual([]);
+    expect(evaluateTraceSpans(spansFromOtlpJson(t.toOtlp()), policy, { problems })).toEqual({
+      verdicts: [],
+      runs: 0,
+      unmatched: [],
+    });
     expect(problems).toEqual([
       {
         code: 'reconstruction_failed',
@@ -112,6 +120,6 @@ describe('evaluateTraceSpans (the CLI window’s judge): the same verdicts as ev
         traceId: POISON,
       },
     ]);
-    expect(evaluateTraceSpans([], policy)).toEqual([]);
+    expect(evaluateTraceSpans([], policy)).toEqual({ verdicts: [], runs: 0, unmatched: [] });
   });
 });

@@ -95,4 +95,27 @@ describe('toolwatch rollouts', () => {
     expect(noCases.code).toBe(2);
     expect(noCases.stderr).toContain('--cases is required');
   });
+
+  it('names the agent that ran, not the rollout wrapper; --gate without gates requires every rollout to pass', async () => {
+    const [table, json] = await Promise.all([
+      cli(['rollouts', '--cases', 'cases.yaml', '--agent', agent, '-k', '2', '--format', 'table', '--gate']),
+      cli(['rollouts', '--cases', 'cases.yaml', '--agent', agent, '-k', '2', '--format', 'json']),
+    ]);
+    // The module's default export is a function named `agent`: the file names it.
+    const doc = JSON.parse(json.stdout) as { rollouts: Array<{ verdict?: { agent: string } }> };
+    const agents = new Set(doc.rollouts.flatMap((r) => (r.verdict ? [r.verdict.agent] : [])));
+    expect([...agents]).toEqual(['scripted-agent']);
+    expect(table.stdout).not.toContain('toolwatch.rollout');
+    // The errored rollout's row names the agent too.
+    expect(table.stdout).toMatch(
+      /^[0-9a-f]{32}\s+scripted-agent\s+throws\s+throws #1\s+rollout error: scripted failure on rollout 1$/m,
+    );
+    // 3 of 4 rollouts passed: the rule --gate applies fails, and says so.
+    expect(table.code).toBe(1);
+    expect(table.stderr).toContain(
+      'toolwatch rollouts: the policy has no gates: --gate applies pass_rate: { min: 1 } (every scored rollout must pass)',
+    );
+    expect(table.stderr).toContain('gate pass_rate: 0.75 (min 1) FAILED');
+    expect(table.stdout).toContain('gate pass_rate: 0.75 (min 1) FAILED');
+  }, 120_000);
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { checkGates, summarizeVerdicts, VerdictSummarizer } from '../../src/evaluation/check-gates.js';
 import { evaluateTraces } from '../../src/evaluation/evaluate-traces.js';
 import { loadPolicy } from '../../src/policy/load-policy.js';
+import type { Verdict } from '../../src/types.js';
 import { TraceBuilder } from '../helpers/trace-builder.js';
 import { traceIdAt } from './helpers.js';
 
@@ -153,5 +154,46 @@ describe('checkGates', () => {
     );
     expect(regression?.status).not.toBe('held');
     expect(regression?.value).toBeNull();
+  });
+});
+
+describe('pass_rate per rule', () => {
+  it('counts a rule named __proto__ like any other (rule names come from verdicts)', async () => {
+    const { VerdictSummarizer, addSummary, emptySummary } = await import(
+      '../../src/evaluation/check-gates.js'
+    );
+    const summarizer = new VerdictSummarizer();
+    const verdict = (rule: string, passed: boolean): Verdict => ({
+      trace_id: 't',
+      span_id: 's',
+      agent: 'a',
+      rule,
+      passed,
+      policy_digest: 'd',
+      sampled: true,
+      results: [
+        {
+          scorer: 'x',
+          kind: 'custom',
+          passed,
+          score: passed ? 1 : 0,
+          label: passed ? 'pass' : 'fail',
+          reason: null,
+          digest: 'd',
+          detail: {},
+        },
+      ],
+    });
+    summarizer.add(verdict('__proto__', true));
+    summarizer.add(verdict('__proto__', false));
+    summarizer.add(verdict('refunds', true));
+    const total = emptySummary();
+    addSummary(total, summarizer.summary);
+    addSummary(total, summarizer.summary);
+    expect(Object.getPrototypeOf(total.byRule)).toBe(Object.prototype);
+    expect(Object.entries(total.byRule!)).toEqual([
+      ['__proto__', { runs: 4, passed: 2 }],
+      ['refunds', { runs: 2, passed: 2 }],
+    ]);
   });
 });

@@ -230,4 +230,27 @@ rules:
     expect(verdicts).toEqual([]);
     expect(problems.length).toBeGreaterThan(0);
   });
+
+  it('says which outermost runs no rule matched, and how many runs it found', async () => {
+    const policy = await loadPolicy(POLICY);
+    const good = goodTrace(traceIdAt(0.1));
+    const weather = new TraceBuilder({ traceId: traceIdAt(0.3) });
+    const run = weather.agent('weather_agent');
+    run.tool('getWeather', { args: { city: 'Paris' } });
+    // A nested run no rule matches is part of its outermost run, not an unmatched run.
+    run.agent('forecaster').tool('lookup', { args: {} });
+    const http = new TraceBuilder({ traceId: traceIdAt(0.5) });
+    http.span('GET /health', {}, 1);
+    const result = await evaluateTraces([good.toOtlp(), weather.toOtlp(), http.toOtlp()], policy);
+    expect(result.map((v) => v.agent)).toEqual(['refund-agent']);
+    expect(result.runs).toBe(2);
+    expect(result.unmatched).toEqual([
+      { trace_id: weather.traceId, span_id: run.spanId, agent: 'weather_agent' },
+    ]);
+    // Still the plain verdict array for callers that compare it as one.
+    expect(Object.keys(result)).toEqual(['0']);
+    expect(JSON.parse(JSON.stringify(result))).toEqual([...result]);
+    const none = await evaluateTraces(http.toOtlp(), policy);
+    expect([none.length, none.runs, none.unmatched]).toEqual([0, 0, []]);
+  });
 });

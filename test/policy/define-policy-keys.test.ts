@@ -110,7 +110,8 @@ rules:
     expect(problemsOf(() => definePolicy(camelGate as unknown as PolicyDefinition))).toEqual([
       {
         path: 'gates.toolSelectionAccuracy',
-        message: 'unknown key (did you mean "tool_selection_accuracy"?)',
+        message:
+          'unknown gate (did you mean "tool_selection_accuracy"? valid gates: pass_rate, tool_selection_accuracy, argument_accuracy, forbidden_tool_calls, high_risk_pass_rate, avg_calls_vs_baseline, regression_vs_baseline)',
       },
     ]);
   });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { definePolicy } from '../../src/policy/define-policy.js';
 import { parsePolicyText } from '../../src/policy/load-policy.js';
 import { parsePolicy } from '../../src/policy/parse-policy.js';
 import { PolicyError } from '../../src/policy/policy-error.js';
@@ -64,7 +65,7 @@ gates:
 `),
     );
     expect(problems).toEqual([
-      'gates.vibes: unknown key',
+      'gates.vibes: unknown gate (valid gates: pass_rate, tool_selection_accuracy, argument_accuracy, forbidden_tool_calls, high_risk_pass_rate, avg_calls_vs_baseline, regression_vs_baseline)',
       'judge.escalate_on[0]: expected one of "failure"|"error_span"',
       'judge.max_per_minute: expected number, received string',
       'redact.keys: unknown key',
@@ -187,5 +188,26 @@ gates:
         }),
       ),
     ).toEqual([expect.stringMatching(/^rules\[0\]\.match\.attributes\["deployment\.environment"\]: /)]);
+  });
+});
+
+describe('gates', () => {
+  it('an unknown gate lists the valid ones (and the one it most likely meant), in files and in code', () => {
+    const valid =
+      'valid gates: pass_rate, tool_selection_accuracy, argument_accuracy, forbidden_tool_calls, high_risk_pass_rate, avg_calls_vs_baseline, regression_vs_baseline';
+    expect(
+      problemsOf(() => parsePolicy({ ...minimal, gates: { pass_rat: { min: 1 }, coverage: { min: 1 } } })),
+    ).toEqual([
+      `gates.coverage: unknown gate (${valid})`,
+      `gates.pass_rat: unknown gate (did you mean "pass_rate"? ${valid})`,
+    ]);
+    expect(
+      problemsOf(() =>
+        definePolicy({
+          rules: [{ name: 'r', scorers: [{ kind: 'tool_order', expected_tool: 'a' }] }],
+          gates: { passrate: { min: 1 } },
+        }),
+      ),
+    ).toEqual([`gates.passrate: unknown gate (did you mean "pass_rate"? ${valid})`]);
   });
 });

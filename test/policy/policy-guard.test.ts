@@ -125,4 +125,6 @@ describe('the guard key of a rule', () => {
   });
 });
 
-const PINNED_DIGEST = '8bfbb4cac093bece18188f6206b4eb1244a1b7bc8b55d9ed9e3654df08f690b7';
+// The digest leaves the gates out (a baseline compares across a changed threshold): this is
+// the digest of the policy without guards since then.
+const PINNED_DIGEST = 'c63d471bf305118bfb6abdf083374d2d6da397c4e51de60ff0c133f9d9dd0256';

@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,22 +5,11 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkGates } from '../../src/evaluation/check-gates.js';
 import { renderHtml } from '../../src/report/render-html.js';
+import { dumpDom } from './chromium.js';
 import { fixtureReport } from './report-fixture.js';
 
 let dir: string;
 let file: string;
-
-/** The DOM after the page's script ran, from Debian's headless Chromium (installed by .ci/run). */
-function dumpDom(url: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      'chromium',
-      ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--dump-dom', url],
-      { timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
-      (err, stdout) => (err ? reject(err) : resolve(stdout)),
-    );
-  });
-}
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'toolwatch-html-'));

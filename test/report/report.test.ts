@@ -5,7 +5,7 @@ import { parsePolicyText } from '../../src/policy/load-policy.js';
 import { JunitSpool, junitXml } from '../../src/report/junit.js';
 import { renderHtml } from '../../src/report/render-html.js';
 import { renderMarkdown } from '../../src/report/render-markdown.js';
-import { renderText } from '../../src/report/render-text.js';
+import { renderText, WHY_WIDTH } from '../../src/report/render-text.js';
 import { ReportBuilder } from '../../src/report/report-builder.js';
 import { fixture, fixtureReport, POLICY, trace } from './report-fixture.js';
 
@@ -45,8 +45,9 @@ describe('grouped reports', () => {
       [3, 'refunds.jsonl.gz'],
       [14, 'shipping.jsonl'],
     ]);
-    // Redacted by default: tool and field names, no values.
-    expect(r.failing[1]!.reasons).toEqual(['trajectory: fail; arg_mismatch(get_order_detail.order_id)']);
+    // The scorer's reason, as the JSON verdict has it; redacted by default: tool and field
+    // names, no values.
+    expect(r.failing[1]!.reasons).toEqual(['trajectory: get_order_detail.order_id failed equals']);
   });
 
   it("counts records judged by no scorer in their scorers' skipped column only, never as runs that passed", async () => {
@@ -104,7 +105,7 @@ describe('grouped reports', () => {
     expect(md).toContain('| high | 10 | 7 | 70.0% |');
     expect(md).toContain('❌ gate forbidden_tool_calls: 1 (max 0) FAILED');
     expect(md).toMatch(
-      /\| `0{31}3` \| refund-agent \| refunds \| refunds\.jsonl\.gz \| trajectory: fail; forbidden_tool\(submit_refund\) \|/,
+      /\| `0{31}3` \| refund-agent \| refunds \| refunds\.jsonl\.gz \| trajectory: forbidden tool submit_refund was executed \(1 call\) \|/,
     );
   });
 
@@ -120,5 +121,63 @@ describe('grouped reports', () => {
     expect(streamed).toContain(
       '<testsuites name="toolwatch" tests="14" failures="4" errors="0" skipped="0">',
     );
+  });
+});
+
+describe('reasons and groupings in every format', () => {
+  const LONG = Array.from({ length: 8 }, (_, i) => `lookup_customer_record_number_${i}`);
+  const UNTAGGED = `version: 1
+rules:
+  - name: support
+    match: { agent: "support-*" }
+    scorers:
+      - kind: tool_calls
+        expected_tools: [${LONG.join(', ')}]
+      - kind: trajectory
+        expected_tools: [${LONG[0]}]
+`;
+
+  it('carries the JSON verdict’s reason: cut to the column in table and Markdown, whole in HTML', async () => {
+    const policy = parsePolicyText(UNTAGGED);
+    const verdicts = await evaluateTraces([trace(1, 'support-agent', [['get_order_detail', 'A1']])], policy);
+    const reason = verdicts[0]!.results[0]!.reason!;
+    expect(reason).toContain(`expected tool '${LONG[7]}' has no clean execution`);
+    const why = `tool_calls: ${reason}; trajectory: ${verdicts[0]!.results[1]!.reason}`;
+    expect(why.length).toBeGreaterThan(WHY_WIDTH);
+    const builder = new ReportBuilder({ policy });
+    for (const v of verdicts) builder.add(v);
+    const r = builder.build();
+    expect(r.failing[0]!.reasons[0]).toBe(`tool_calls: ${reason}`);
+    const cut = `${why.slice(0, WHY_WIDTH - 1)}…`;
+    expect(
+      renderText(r)
+        .split('\n')
+        .find((l) => l.startsWith('0'.repeat(31))),
+    ).toMatch(new RegExp(`  ${cut.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`));
+    expect(renderMarkdown(r)).toContain(`| ${cut} |`);
+    // Whole in HTML, as in the JSON verdict.
+    const html = renderHtml(r);
+    expect(html).toContain(`tool_calls: ${reason}<br>trajectory: `);
+  });
+
+  it('prints no By intent or By risk section when no scorer sets either', async () => {
+    const policy = parsePolicyText(UNTAGGED);
+    const verdicts = await evaluateTraces([trace(1, 'support-agent', [[LONG[0]!, 'A1']])], policy);
+    const builder = new ReportBuilder({ policy });
+    for (const v of verdicts) builder.add(v);
+    const r = builder.build();
+    expect([r.byIntent, r.byRisk]).toEqual([[], []]);
+    const text = renderText(r);
+    expect(text).not.toMatch(/^(intent|risk)\s+results/m);
+    expect(text).not.toContain('(none)');
+    const md = renderMarkdown(r);
+    expect(md).not.toContain('### By intent');
+    expect(md).not.toContain('### By risk');
+    const html = renderHtml(r);
+    expect(html).not.toContain('id="by-intent"');
+    expect(html).not.toContain('id="by-risk"');
+    // The tagged fixture keeps both.
+    const tagged = (await fixtureReport()).builder.build();
+    expect(renderMarkdown(tagged)).toContain('### By intent');
   });
 });

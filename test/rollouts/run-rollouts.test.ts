@@ -2,7 +2,7 @@ import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-tr
 import { describe, expect, it } from 'vitest';
 import { parseCasesText } from '../../src/cases/load-cases.js';
 import { classify } from '../../src/rollouts/calibration-grid.js';
-import { runRollouts } from '../../src/rollouts/run-rollouts.js';
+import { type RolloutContext, runRollouts } from '../../src/rollouts/run-rollouts.js';
 import agent from './scripted-agent.js';
 
 const CASES = `
@@ -235,12 +235,23 @@ describe('runRollouts with answers JSON cannot hold', () => {
     ]);
     const outputs = exporter
       .getFinishedSpans()
-      .filter((s) => s.name === 'invoke_agent toolwatch.rollout')
+      .filter((s) => s.attributes['toolwatch.rollout.index'] !== undefined)
       .sort(
         (a, b) =>
           Number(a.attributes['toolwatch.rollout.index']) - Number(b.attributes['toolwatch.rollout.index']),
       )
       .map((s) => JSON.parse(String(s.attributes['gen_ai.output.messages']))[0].parts[0].content as string);
+    // The rollout span is named after the agent: here the function the `agent` option holds.
+    expect(
+      new Set(
+        exporter
+          .getFinishedSpans()
+          .filter((s) => s.attributes['toolwatch.rollout.index'] !== undefined)
+          .map((s) => s.name),
+      ),
+    ).toEqual(new Set(['invoke_agent agent']));
+    expect(result.agent).toBe('agent');
+    expect(new Set(result.verdicts.map((v) => v.agent))).toEqual(new Set(['agent']));
     expect(outputs[0]).toBe("<ref *1> { text: 'Refunded.', self: [Circular *1] }");
     expect(outputs[1]).toBe('{"text":"Refunded.","tokens":"12"}');
     expect(outputs[2]).toBe('Symbol(refunded)');
@@ -273,5 +284,29 @@ describe('runRollouts under a policy that samples runs', () => {
       ['pushy-customer', 3],
       ['typo-prone', 3],
     ]);
+  });
+});
+
+describe('runRollouts names the agent that ran', () => {
+  it('on the rollout span and in every verdict: agentName, else the function’s own name', async () => {
+    const cases = parseCasesText('- id: one\n  input: Refund A1024\n  expected_tools: [lookup]\n');
+    async function refundBot(_input: unknown, { tracer }: RolloutContext) {
+      tracer
+        .startSpan('execute_tool lookup', {
+          attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'lookup' },
+        })
+        .end();
+      return 'done';
+    }
+    const [named, own] = await Promise.all([
+      runRollouts({ cases, k: 2, agent: refundBot, agentName: 'support-desk' }),
+      runRollouts({ cases, k: 2, agent: refundBot }),
+    ]);
+    expect(named.verdicts.map((v) => [v.agent, v.passed])).toEqual([
+      ['support-desk', true],
+      ['support-desk', true],
+    ]);
+    expect(own.agent).toBe('refundBot');
+    expect(own.verdicts.map((v) => v.agent)).toEqual(['refundBot', 'refundBot']);
   });
 });

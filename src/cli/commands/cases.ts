@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { CasesError, loadCases } from '../../cases/load-cases.js';
 import type { CliIo } from '../cli-io.js';
+import { usageError } from '../usage-error.js';
 
 export const CASES_USAGE = `usage: toolwatch cases check FILE
 
@@ -26,8 +27,7 @@ export async function casesCommand(argv: string[], io: CliIo): Promise<number> {
       options: { help: { type: 'boolean', short: 'h' } },
     });
   } catch (err) {
-    io.stderr(`toolwatch cases: ${(err as Error).message}\n${CASES_USAGE}\n`);
-    return 2;
+    return usageError(io, 'cases', (err as Error).message);
   }
   if (parsed.values.help) {
     io.stdout(`${CASES_USAGE}\n`);
@@ -35,10 +35,7 @@ export async function casesCommand(argv: string[], io: CliIo): Promise<number> {
   }
   const [sub, file, ...extra] = parsed.positionals;
   if (sub !== 'check' || !file || extra.length > 0) {
-    io.stderr(
-      `toolwatch cases: ${sub !== 'check' ? 'unknown subcommand' : 'give one case file'}\n${CASES_USAGE}\n`,
-    );
-    return 2;
+    return usageError(io, 'cases', sub !== 'check' ? 'unknown subcommand' : 'give one case file');
   }
   try {
     const cases = await loadCases(file);

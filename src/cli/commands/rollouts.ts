@@ -1,8 +1,9 @@
-import { resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { caseTags } from '../../cases/cases-policy.js';
 import { loadCases } from '../../cases/load-cases.js';
+import { checkGates, emptySummary, gatesApplied } from '../../evaluation/check-gates.js';
 import { terminalText } from '../../input/printable.js';
 import { PolicyError } from '../../policy/policy-error.js';
 import { gateLine } from '../../report/gate-line.js';
@@ -11,7 +12,12 @@ import { renderHtml } from '../../report/render-html.js';
 import { renderMarkdown } from '../../report/render-markdown.js';
 import { renderText } from '../../report/render-text.js';
 import { ReportBuilder } from '../../report/report-builder.js';
-import { type RolloutAgent, type RunRolloutsResult, runRollouts } from '../../rollouts/run-rollouts.js';
+import {
+  agentNameOf,
+  type RolloutAgent,
+  type RunRolloutsResult,
+  runRollouts,
+} from '../../rollouts/run-rollouts.js';
 import { guardAgentProcess } from '../agent-guard.js';
 import { writeFileAtomic } from '../atomic-file.js';
 import type { CliIo } from '../cli-io.js';
@@ -19,6 +25,7 @@ import { loadSettings } from '../load-settings.js';
 import { POLICY_LIMIT_OPTIONS, policyLimitsOf, policyLimitUsage } from '../policy-limit-flags.js';
 import { sameFile } from '../same-file.js';
 import { UnjudgedTally } from '../unjudged-tally.js';
+import { usageError } from '../usage-error.js';
 import { REPORT_FORMATS, type ReportFormat } from '../verdict-output.js';
 import { loadJudges } from './score.js';
 
@@ -43,7 +50,9 @@ scored rollout passed), saturated-fail (none passed) or learning-zone (in betwee
   --judges M      judges for cases with answer_facts (as for \`toolwatch score\`)
   --format F      table (default), markdown, html, junit (a test per rollout), json
   --out PATH      write the report to PATH instead of stdout
-  --gate          check the gates (on stderr); exit 1 when one fails or nothing was scored
+  --gate          check the gates (on stderr); exit 1 when one fails or nothing was scored;
+                  a policy without gates gets pass_rate: { min: 1 } (every scored
+                  rollout passes)
 ${policyLimitUsage(18)}
   -h, --help      this text
 
@@ -58,16 +67,16 @@ export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number
   try {
     ({ values } = parse(argv));
   } catch (err) {
-    return usage(io, (err as Error).message);
+    return usageError(io, 'rollouts', (err as Error).message);
   }
   if (values.help) {
     io.stdout(`${ROLLOUTS_USAGE}\n`);
     return 0;
   }
-  if (!values.cases) return usage(io, '--cases is required');
-  if (!values.agent) return usage(io, '--agent is required');
+  if (!values.cases) return usageError(io, 'rollouts', '--cases is required');
+  if (!values.agent) return usageError(io, 'rollouts', '--agent is required');
   const format = (values.format ?? 'table') as ReportFormat;
-  if (!REPORT_FORMATS.includes(format)) return usage(io, `unknown format ${format}`);
+  if (!REPORT_FORMATS.includes(format)) return usageError(io, 'rollouts', `unknown format ${format}`);
   const ints: Record<string, number> = {};
   for (const [name, raw, fallback] of [
     ['k', values.k, 6],
@@ -76,15 +85,15 @@ export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number
   ] as const) {
     const n = raw === undefined ? fallback : Number(raw);
     if (!Number.isInteger(n) || n < 1)
-      return usage(io, `${name === 'k' ? '-k' : `--${name}`} must be a positive integer`);
+      return usageError(io, 'rollouts', `${name === 'k' ? '-k' : `--${name}`} must be a positive integer`);
     // Beyond 2^31 - 1 ms Node fires a timer after 1 ms: every rollout would time out at once.
     if (name === 'timeout-ms' && n > MAX_TIMER_MS)
-      return usage(io, `--timeout-ms must be at most ${MAX_TIMER_MS} (24.8 days)`);
+      return usageError(io, 'rollouts', `--timeout-ms must be at most ${MAX_TIMER_MS} (24.8 days)`);
     ints[name] = n;
   }
 
   const limits = policyLimitsOf(values);
-  if (typeof limits === 'string') return usage(io, limits);
+  if (typeof limits === 'string') return usageError(io, 'rollouts', limits);
 
   if (values.out !== undefined) {
     const clash = await sameFile(values.out, [values.cases, values.agent, values.policy, values.judges]);
@@ -148,6 +157,7 @@ export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number
     result = await runRollouts({
       cases,
       agent,
+      agentName: agentName(agent, values.agent),
       k: ints.k!,
       concurrency: ints.concurrency!,
       timeoutMs: ints['timeout-ms']!,
@@ -172,6 +182,17 @@ export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number
   for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setTimeout(resolve, 1));
   if (io.stderrIsTTY) io.stderr('\r\x1b[K');
 
+  // A policy without gates: --gate requires every scored rollout to pass (errors fail).
+  const implicit = values.gate === true && result.gates.length === 0;
+  if (implicit) {
+    const rows = result.grid.rows;
+    const summary = {
+      ...emptySummary(),
+      runs: rows.reduce((a, r) => a + r.scored, 0),
+      passed: rows.reduce((a, r) => a + r.passed, 0),
+    };
+    result = { ...result, gates: checkGates(summary, gatesApplied(result.policy).policy) };
+  }
   const text = render(result, format, caseTags(cases));
   if (values.out) {
     try {
@@ -208,9 +229,11 @@ export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number
     io.stderr(`toolwatch rollouts: the agent raised ${outsideCount} errors outside its rollouts\n`);
   reported = true;
   if (!values.gate) return 0;
+  if (implicit)
+    io.stderr(
+      'toolwatch rollouts: the policy has no gates: --gate applies pass_rate: { min: 1 } (every scored rollout must pass)\n',
+    );
   for (const g of result.gates) io.stderr(`${gateLine(g)}\n`);
-  if (result.gates.length === 0)
-    io.stderr('toolwatch rollouts: the policy has no gates (give --policy with gates)\n');
   if (scored === 0) {
     io.stderr('toolwatch rollouts: gate FAILED — nothing was scored\n');
     return 1;
@@ -254,7 +277,7 @@ function render(
       builder.addFailing({
         trace_id: r.traceId,
         span_id: r.verdict?.span_id ?? '',
-        agent: 'toolwatch.rollout',
+        agent: result.agent,
         rule: r.case,
         file: where,
         reasons: [`rollout error: ${r.error}`],
@@ -270,6 +293,15 @@ function render(
     : format === 'markdown'
       ? terminalText(renderMarkdown(report))
       : renderHtml(report);
+}
+
+/**
+ * The agent function's own name, else (an anonymous default export, or the `agent` export the
+ * module is asked for) its module's file name: `agents/weather.mjs` runs as `weather`.
+ */
+function agentName(agent: RolloutAgent, path: string): string {
+  const own = agentNameOf(agent);
+  return own === 'agent' ? basename(path).replace(/\.[cm]?[jt]sx?$/, '') || own : own;
 }
 
 async function loadAgent(path: string): Promise<RolloutAgent> {
@@ -299,9 +331,4 @@ function parse(argv: string[]) {
       help: { type: 'boolean', short: 'h' },
     },
   });
-}
-
-function usage(io: CliIo, message: string): number {
-  io.stderr(`toolwatch rollouts: ${message}\n${ROLLOUTS_USAGE}\n`);
-  return 2;
 }

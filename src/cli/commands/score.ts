@@ -8,6 +8,7 @@ import type { EvalCase } from '../../cases/eval-case.js';
 import {
   checkGates,
   type GateOutcome,
+  gatesApplied,
   VerdictSummarizer,
   type VerdictSummary,
 } from '../../evaluation/check-gates.js';
@@ -22,8 +23,10 @@ import type { CliIo } from '../cli-io.js';
 import { POLICY_LIMIT_OPTIONS, policyLimitsOf, policyLimitUsage } from '../policy-limit-flags.js';
 import { ProblemLog } from '../problem-log.js';
 import { sameFile } from '../same-file.js';
+import { scoreNotes } from '../score-notes.js';
 import { type ScoreStats, scoreStream } from '../score-stream.js';
 import { MAX_JOBS } from '../trace-shards.js';
+import { usageError } from '../usage-error.js';
 import { openOutput, REPORT_FORMATS, type ReportFormat } from '../verdict-output.js';
 
 export type { CliIo } from '../cli-io.js';
@@ -46,8 +49,9 @@ export const SCORE_USAGE = `usage: toolwatch score FILE... (--policy P | --cases
               and risk, with the gates and the failing runs; junit: a test case per
               (run, scorer)
   --out PATH  write the output to PATH instead of stdout
-  --gate      check the policy's gates (on stderr); exit 1 when one fails, when
-              nothing was scored, or when a record was unreadable
+  --gate      check the policy's gates (on stderr); a policy without gates gets
+              pass_rate: { min: 1 } (every scored run passes); exit 1 when a gate
+              fails, when nothing was scored, or when a record was unreadable
   --allow-unreadable
               with --gate: unreadable records do not fail the gate
   --baseline B  verdicts saved by \`toolwatch baseline save\` under the same policy,
@@ -63,12 +67,14 @@ export const SCORE_USAGE = `usage: toolwatch score FILE... (--policy P | --cases
 ${policyLimitUsage(14)}
   -h, --help  this text
 
-A one-line summary goes to stderr at the end; a progress line too while stderr is a
-terminal.
+A summary goes to stderr at the end: runs scored, agent runs found and those no rule
+matched (by agent name), or which span conventions toolwatch reads when it found no
+agent run; a progress line too while stderr is a terminal.
 
-exit status: 0 scored (and gates held), 1 a gate failed, 2 bad usage, an invalid
-policy or case file, a baseline from another policy, or output that cannot be
-written, 3 internal error (a bug: please report it)`;
+exit status: 0 scored (and gates held), 1 a gate failed or nothing readable was found
+(no span in the input), 2 bad usage, an invalid policy or case file, a baseline from
+another policy, or output that cannot be written, 3 internal error (a bug: please
+report it)`;
 
 /** `toolwatch score`. */
 export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): Promise<number> {
@@ -76,7 +82,7 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
   try {
     parsed = parse(argv);
   } catch (err) {
-    return usage(io, (err as Error).message);
+    return usageError(io, name, (err as Error).message);
   }
   const { values, positionals } = parsed;
   if (values.help) {
@@ -84,31 +90,34 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
     return 0;
   }
   const prefix = `toolwatch ${name}`;
-  if (!values.policy && !values.cases) return usage(io, '--policy (or --cases) is required');
-  if (values['match-input'] && !values.cases) return usage(io, '--match-input only applies with --cases');
-  if (positionals.length === 0) return usage(io, 'no trace files given');
+  if (!values.policy && !values.cases) return usageError(io, name, '--policy (or --cases) is required');
+  if (values['match-input'] && !values.cases)
+    return usageError(io, name, '--match-input only applies with --cases');
+  if (positionals.length === 0) return usageError(io, name, 'no trace files given');
   const format = (values.format ?? 'json') as ReportFormat;
-  if (!REPORT_FORMATS.includes(format)) return usage(io, `unknown format ${format}`);
-  if (values.baseline && !values.gate) return usage(io, '--baseline is only used by --gate; add --gate');
+  if (!REPORT_FORMATS.includes(format)) return usageError(io, name, `unknown format ${format}`);
+  if (values.baseline && !values.gate)
+    return usageError(io, name, '--baseline is only used by --gate; add --gate');
   if (values['allow-unreadable'] && !values.gate)
-    return usage(io, '--allow-unreadable only applies with --gate');
+    return usageError(io, name, '--allow-unreadable only applies with --gate');
   let windowSize: number | undefined;
   if (values.window !== undefined) {
     windowSize = Number(values.window);
     if (!Number.isInteger(windowSize) || windowSize < 1)
-      return usage(io, '--window must be a positive integer');
+      return usageError(io, name, '--window must be a positive integer');
   }
   let jobs = 1;
   if (values.jobs !== undefined) {
     jobs = Number(values.jobs);
     if (!Number.isInteger(jobs) || jobs < 1 || jobs > MAX_JOBS)
-      return usage(io, `--jobs must be an integer from 1 to ${MAX_JOBS}`);
+      return usageError(io, name, `--jobs must be an integer from 1 to ${MAX_JOBS}`);
     // One judge budget (max_per_minute, max_concurrent) cannot be split among threads.
-    if (jobs > 1 && values.judges) return usage(io, '--jobs cannot be combined with --judges');
+    if (jobs > 1 && values.judges) return usageError(io, name, '--jobs cannot be combined with --judges');
   }
   const limits = policyLimitsOf(values);
-  if (typeof limits === 'string') return usage(io, limits);
-  if (positionals.filter((f) => f === '-').length > 1) return usage(io, '- (stdin) can be given once');
+  if (typeof limits === 'string') return usageError(io, name, limits);
+  if (positionals.filter((f) => f === '-').length > 1)
+    return usageError(io, name, '- (stdin) can be given once');
   for (const file of positionals) {
     if (file === '-') continue;
     let directory: boolean;
@@ -154,6 +163,7 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
           sources,
           ...(windowSize !== undefined ? { window: windowSize } : {}),
           lines: format === 'json',
+          ...(format === 'html' ? { rebuild: true } : {}),
         })
       : undefined;
   let scoring: Scoring;
@@ -203,6 +213,7 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
   let summary: VerdictSummary;
   let gates: GateOutcome[] | undefined;
   let failed = false;
+  const applied = gatesApplied(policy);
   try {
     if (jobs > 1) {
       const { scoreParallel } = await import('../score-parallel.js');
@@ -214,8 +225,9 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
         ...(workers ? { workers } : {}),
         ...(windowSize !== undefined ? { window: windowSize } : {}),
         lines: format === 'json',
+        ...(format === 'html' ? { rebuild: true } : {}),
         onLines: (lines) => output.addLines!(lines),
-        onVerdict: (v, file) => output.add(v, file),
+        onVerdict: (v, file, rebuilt) => output.add(v, file, rebuilt),
         io,
         log,
       }));
@@ -230,16 +242,17 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
         ...(windowSize !== undefined ? { window: windowSize } : {}),
         io,
         log,
-        onVerdict: (v, file) => {
+        ...(format === 'html' ? { rebuild: true } : {}),
+        onVerdict: (v, file, rebuilt) => {
           summarizer.add(v);
-          return output.add(v, file);
+          return output.add(v, file, rebuilt);
         },
       });
     }
     log.finish();
 
     if (values.gate) {
-      gates = checkGates(summary, policy, baseline);
+      gates = checkGates(summary, applied.policy, baseline);
       failed = gates.some((g) => g.status === 'failed');
     }
     await output.finish({
@@ -256,13 +269,23 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
       stats.split > 0 ? `, ${stats.split} traces split by the window` : ''
     }${cases ? `, ${stats.unmatched} traces tied to no case` : ''}${stats.unjudged.total > 0 ? `, ${stats.unjudged.total} verdicts judged by no scorer (${stats.unjudged.reasons()})` : ''}\n`,
   );
+  for (const note of scoreNotes(stats, policy, prefix)) io.stderr(`${note}\n`);
+  // An empty, garbage or cut-off file is never green, --gate or not.
+  const nothingRead = stats.spans === 0;
+  if (nothingRead)
+    io.stderr(
+      `${prefix}: nothing readable was found: ${stats.records === 0 && stats.unreadable === 0 ? 'the input holds no trace records' : 'no span could be read'}\n`,
+    );
   if (name === 'baseline save' && stats.runs === 0) {
     io.stderr(`${prefix}: nothing was scored, so the baseline holds no verdicts\n`);
     return 1;
   }
-  if (!values.gate) return 0;
+  if (!values.gate) return nothingRead ? 1 : 0;
+  if (applied.implicit)
+    io.stderr(
+      `${prefix}: the policy has no gates: --gate applies pass_rate: { min: 1 } (every scored run must pass)\n`,
+    );
   for (const g of gates!) io.stderr(`${gateLine(g)}\n`);
-  if (gates!.length === 0) io.stderr(`${prefix}: the policy has no gates\n`);
   if (stats.runs === 0) {
     io.stderr(`${prefix}: gate FAILED — nothing was scored\n`);
     return 1;
@@ -392,9 +415,4 @@ function parse(argv: string[]) {
       help: { type: 'boolean', short: 'h' },
     },
   });
-}
-
-function usage(io: CliIo, message: string): number {
-  io.stderr(`toolwatch score: ${message}\n${SCORE_USAGE}\n`);
-  return 2;
 }
