@@ -5,6 +5,7 @@
  * fires a forbidden write. toolwatch judges each run as its agent span ends and raises the
  * forbidden call the moment the tool span starts.
  */
+import { readFile } from 'node:fs/promises';
 import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -14,6 +15,7 @@ import {
   type ReadableSpan,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
+import { parse } from 'yaml';
 import { loadPolicy, ToolwatchSpanProcessor, type Verdict } from '../src/index.js';
 import { runRefundAgent, scriptedJudge, scripts } from './refund-agent.js';
 
@@ -72,6 +74,9 @@ function printExported(spans: ReadableSpan[]): void {
     (s) => judged.has(s.spanContext().spanId) && !judged.has(s.parentSpanContext?.spanId ?? ''),
   );
   console.log(`\nexported agent spans carrying a verdict: ${agentSpans.length}`);
+  console.log(
+    '(an LLM judge answers after the agent span has ended and gone to the exporters, so its result goes on an `evaluate` span, a child of the agent span in the same trace)',
+  );
   for (const agent of agentSpans) {
     const { traceId, spanId } = agent.spanContext();
     const passed = agent.attributes['toolwatch.evaluation.passed'];
@@ -95,7 +100,10 @@ function printExported(spans: ReadableSpan[]): void {
 
 async function main(): Promise<void> {
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  const policy = await loadPolicy(new URL('./policies/refunds.yaml', import.meta.url).pathname);
+  // The judge compares order ids and results, so it must see values: the example policy
+  // redacts them to their keys (the default, for privacy); the demo turns that off.
+  const file = parse(await readFile(new URL('./policies/refunds.yaml', import.meta.url), 'utf8'));
+  const policy = await loadPolicy({ ...file, redact: { values: false } });
   const exporter = new InMemorySpanExporter();
   const toolwatch = new ToolwatchSpanProcessor({
     policy,

@@ -44,11 +44,11 @@ export interface SpanLike {
 }
 
 // ---------------------------------------------------------------------------------------
-// The model (semantics.md §1)
+// The model (docs/semantics.md)
 
 export type ToolStatus = 'ok' | 'error' | 'refused' | 'paused';
 
-/** Where an execution's `args` came from (semantics §1 rule 7). */
+/** Where an execution's `args` came from. */
 export type ArgsSource = 'span' | 'request' | 'none';
 
 /** A tool call that an LLM span of the run emitted in its output (this turn). */
@@ -150,7 +150,7 @@ export interface AgentRun {
   executions: ToolExecution[];
   /** Tool calls the run's LLM spans asked for this turn. */
   requests: ToolRequest[];
-  /** Executions plus request-only calls, merged in time order (semantics §1 rule 5). */
+  /** Executions plus request-only calls, merged in time order. */
   calls: ToolExecution[];
   history: HistoryCall[];
   input?: unknown;
@@ -182,7 +182,7 @@ export interface ReconstructedTrace {
 }
 
 // ---------------------------------------------------------------------------------------
-// Scoring (semantics.md §2)
+// Scoring (docs/semantics.md)
 
 export type ResultLabel = 'pass' | 'fail' | 'error' | 'skipped';
 
@@ -245,7 +245,7 @@ export interface SyncScorer extends Scorer {
 }
 
 // ---------------------------------------------------------------------------------------
-// Policy (interfaces.md)
+// Policy (docs/policy.md)
 
 export interface RedactOptions {
   /** When true, explanations and judge prompts carry keys, not values. Default true. */
@@ -316,7 +316,7 @@ export interface Policy {
 }
 
 // ---------------------------------------------------------------------------------------
-// Verdicts and misuse (interfaces.md)
+// Verdicts and misuse (docs/metrics.md)
 
 /**
  * One run's verdict under one rule. snake_case on purpose: this is the wire format shared by

@@ -2,7 +2,7 @@ import type { ArgRule } from '../scorers/trajectory.js';
 import type { GuardCheck } from '../types.js';
 
 /**
- * One eval-dataset case (seed document 003's fields, plus `expected_order`,
+ * One eval-dataset case (its fields, plus `expected_order`,
  * `pass_threshold` and `tags`). Every trajectory option is accepted under its policy-file
  * name and means what it means in a policy: a case becomes a `trajectory` scorer.
  */

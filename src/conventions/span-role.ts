@@ -47,8 +47,8 @@ const AGENT_NAME_PREFIX = 'invoke_agent ';
 const ADK_MERGED_SPAN = 'execute_tool (merged)';
 
 /**
- * A cheap classification (a few property reads, no allocation) following conventions.md
- * §10.2. It is asked again when a span ends, because some frameworks set the deciding
+ * A cheap classification (a few property reads, no allocation) following each
+ * convention's span kinds. It is asked again when a span ends, because some frameworks set the deciding
  * attributes after start.
  */
 export function spanRole(name: string, attributes: Attributes): SpanRole {

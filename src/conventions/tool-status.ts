@@ -38,7 +38,7 @@ export function callIdFromRejection(text: string | undefined): string | undefine
 }
 
 /**
- * Status of a tool span (semantics §1 rule 3), in order of precedence: toolwatch's explicit
+ * Status of a tool span, in order of precedence: toolwatch's explicit
  * `toolwatch.tool.status`; paused (Pydantic deferral, approval required); refused (decision
  * deny, rejection text); error (status ERROR, `error.type`, `gen_ai.tool.success=false`,
  * `error=true`); ok. `texts` are extra places a framework writes a rejection (outputs).

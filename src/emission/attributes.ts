@@ -20,7 +20,7 @@ export function failedScorers(results: readonly ScorerResult[]): string[] {
 }
 
 /**
- * The summary attributes of interfaces.md for one verdict, written on the evaluated agent
+ * The summary attributes (docs/metrics.md) of one verdict, written on the evaluated agent
  * span (or on the `evaluate {agent}` span when the verdict is completed later).
  */
 export function verdictAttributes(verdict: Verdict): Attributes {

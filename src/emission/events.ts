@@ -54,7 +54,7 @@ function appendNames(text: string, key: string, names: unknown): string {
   return `${text}; ${key}: ${list}`;
 }
 
-/** Attributes of one `gen_ai.evaluation.result` event (interfaces.md). */
+/** Attributes of one `gen_ai.evaluation.result` event (docs/metrics.md). */
 export function evaluationEventAttributes(result: ScorerResult, redact?: RedactOptions): Attributes {
   return {
     [ATTR_GEN_AI_EVALUATION_NAME]: result.scorer,

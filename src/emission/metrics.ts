@@ -49,7 +49,7 @@ const MISUSE_KINDS: readonly MisuseKind[] = ['forbidden', 'unexpected', 'call_bu
 const GLOB_CHARS = /[*?[\]{}]/;
 
 /**
- * Every instrument of interfaces.md in one place. Counters start at 0 for the series a policy
+ * Every instrument of docs/metrics.md in one place. Counters start at 0 for the series a policy
  * implies, because Prometheus' `increase()` cannot see a series' first sample: an alert on the
  * first failure needs the series to exist before it. Counters are summed in process and read
  * by the meter's readers when they collect (`AggregatedCounter`): recording one costs a few

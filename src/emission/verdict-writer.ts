@@ -30,7 +30,7 @@ interface LimitedSpan {
 }
 
 /**
- * Writes verdicts as interfaces.md says: summary attributes and one event per result on the
+ * Writes verdicts as docs/metrics.md says: summary attributes and one event per result on the
  * agent span while it ends, or on a new `evaluate {agent}` span parented to (and linked to)
  * it. The application's data comes first: a span without room for every verdict attribute
  * and event under its limits (the SDK would silently drop our attributes, or evict the

@@ -24,7 +24,7 @@ export interface GateOutcome {
   note?: string;
 }
 
-/** The aggregates gates are computed from (seed 003's eval-dataset report). */
+/** The aggregates gates are computed from (an eval-dataset report). */
 export interface VerdictSummary {
   runs: number;
   passed: number;
@@ -154,7 +154,7 @@ const TRAJECTORY_GATES = new Set([
 ]);
 
 /**
- * Checks the policy's gates (interfaces.md) against verdicts (or their summary), and against
+ * Checks the policy's gates (docs/policy.md) against verdicts (or their summary), and against
  * a baseline's for `avg_calls_vs_baseline` and `regression_vs_baseline`.
  *
  * - A comparison gate without a baseline is `skipped — no baseline`.

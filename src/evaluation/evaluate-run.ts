@@ -51,7 +51,7 @@ export interface VerdictSubject {
 
 /**
  * A record for a run that was matched but not scored: every scorer `skipped` with `reason`
- * (`sampled_out`, `incomplete_trace`), so coverage stays measurable (semantics §3).
+ * (`sampled_out`, `incomplete_trace`), so coverage stays measurable.
  */
 export function skippedEvaluation(
   subject: VerdictSubject,
@@ -77,7 +77,7 @@ export function skippedEvaluation(
 
 /**
  * Runs the rule's deterministic scorers on `run` (those the sample selects; the rest get
- * `skipped: sampled_out`) and decides which judges should run (semantics §3): sampled, or
+ * `skipped: sampled_out`) and decides which judges should run: sampled, or
  * escalated because a deterministic scorer failed (`escalate_on: failure`) or the run has
  * an ERROR span (`error_span`). Never throws: a scorer that throws yields an `error` result.
  */

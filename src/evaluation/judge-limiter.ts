@@ -1,5 +1,5 @@
 /**
- * Budgets for judge calls (semantics §3): at most `maxPerMinute` calls started in any
+ * Budgets for judge calls (the policy's `judge`): at most `maxPerMinute` calls started in any
  * sliding 60-second window and at most `maxConcurrent` in flight. A refused call is never
  * queued; the caller records `skipped: budget`, so a burst cannot build an unbounded backlog.
  */

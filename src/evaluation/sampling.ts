@@ -1,5 +1,5 @@
 /**
- * Deterministic trace sampling (semantics §3): the low 56 bits of the trace id as a fraction
+ * Deterministic trace sampling (docs/policy.md): the low 56 bits of the trace id as a fraction
  * of 2^56. Every process (SDK, gateway, CLI) agrees, and samples are nested: a run in the
  * 0.1 sample is in the 0.2 sample. 56 bits fit a double exactly, so no precision is lost.
  */

@@ -21,7 +21,7 @@ export interface ToolwatchGatewayOptions {
   forwardHeaders?: Record<string, string>;
   /** Retry, timeout and concurrency of forwarding; see `ForwarderOptions` for defaults. */
   forwarding?: Omit<ForwarderOptions, 'endpoints' | 'headers'>;
-  /** Quiet time after the last span of a trace before it is judged (semantics §4). Default 2,000 ms. */
+  /** Quiet time after the last span of a trace before it is judged (docs/gateway.md). Default 2,000 ms. */
   decisionWaitMs?: number;
   /** Longest a trace is held from its first span. Default 30,000 ms. */
   maxWaitMs?: number;

@@ -32,7 +32,7 @@ export interface TraceAssemblerOptions {
 }
 
 /**
- * Completeness per semantics §4 for spans that arrive in any order, from any number of
+ * Completeness (docs/gateway.md, "When a trace is judged") for spans that arrive in any order, from any number of
  * requests or streams: a trace is due when its outermost agent span has arrived and no span
  * arrived for `decisionWaitMs`, or `maxWaitMs` after its first span. "Outermost agent span
  * arrived" means an agent span whose whole parent chain has arrived up to the trace root;

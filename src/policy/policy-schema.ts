@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The policy file's keys other than scorer entries (interfaces.md, "Policy file"). Scorer
+ * The policy file's keys other than scorer entries (docs/policy.md). Scorer
  * entries are validated one by one against their kind's schema, so that one bad entry does
  * not hide the problems of the others. Every object is strict: unknown keys are errors.
  * Numbers arrive as plain numbers (the parser unwraps `PyFloat` outside argument values).

@@ -25,7 +25,7 @@ export function reconstructTraces(spans: SpanLike[]): ReconstructedTrace[] {
 }
 
 /**
- * Rebuilds the agent runs of one trace (semantics §1): owning run = nearest agent
+ * Rebuilds the agent runs of one trace (docs/semantics.md): owning run = nearest agent
  * ancestor; implicit runs where tools have no agent; nested and handoff runs; requests
  * joined to executions; request-only calls; history kept apart. Linear in the number of
  * spans (plus sorting), iterative (no recursion), and never throws on bad input: what it

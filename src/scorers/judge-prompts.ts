@@ -1,12 +1,12 @@
 /**
- * Prompts of the built-in `llm_judge` scorers (semantics §2.5).
+ * Prompts of the built-in `llm_judge` scorers (docs/semantics.md, "llm_judge").
  *
  * `tool_appropriateness` adapts Mastra's tool-selection judge
  * (`@mastra/evals` 1.10.2, `packages/evals/src/scorers/llm/tool-call-accuracy/prompts.ts`,
  * Apache-2.0): the same persona and strict criteria, but the judge sees every call with its
  * arguments (or their keys when values are redacted) and replies with plain JSON, because a
  * judge here is any text-in/text-out function rather than a structured-output model call.
- * `trajectory_grounding` is the trajectory evaluator's judge (seed document 003): are the
+ * `trajectory_grounding` is the trajectory evaluator's judge: are the
  * arguments what the user meant, and is the answer grounded in the tool results and does it
  * state the expected facts.
  */

@@ -56,7 +56,7 @@ export interface LlmJudgeOptions {
    * AI SDK language model). Default `default`.
    */
   judge?: string | JudgeFunction | LanguageModelLike;
-  /** Fraction of runs judged (semantics §3). Default 0: only escalated runs. */
+  /** Fraction of runs judged (the policy's sampling). Default 0: only escalated runs. */
   sampling?: { ratio: number };
   /** Per judge call. Default 30 000 ms. */
   timeoutMs?: number;
@@ -140,7 +140,7 @@ const customReplySchema = z.object({
 });
 
 /**
- * An LLM judge (semantics §2.5). Asynchronous: the evaluation pipeline runs it off the hot
+ * An LLM judge (docs/semantics.md, "llm_judge"). Asynchronous: the evaluation pipeline runs it off the hot
  * path, only on sampled or escalated runs, under the policy's judge budgets. It never
  * throws: a judge that fails, times out or answers garbage twice yields label `error`.
  */

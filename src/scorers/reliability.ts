@@ -69,7 +69,7 @@ interface ReliabilityRules {
 const SCAN_LIMIT = 16;
 
 /**
- * agno `ReliabilityEval._evaluate` (rules R4–R10 of agno.md) on agno-shaped evidence.
+ * agno `ReliabilityEval._evaluate` on agno-shaped evidence.
  * Pure; throws only where agno would (an argument spec that is not a dict).
  */
 export function evaluateReliability(evidence: AgnoEvidence, rules: ReliabilityRules): ReliabilityDetail {
@@ -82,14 +82,14 @@ export function evaluateReliability(evidence: AgnoEvidence, rules: ReliabilityRu
   const failed: string[] = [];
   const additional: string[] = [];
 
-  // R5: one entry per execution; strict mode polices attempts, not successes.
+  // One entry per execution; strict mode polices attempts, not successes.
   for (const e of executions) {
     if (!e.name) continue;
     if (expectedSet !== null && !expectedSet.has(e.name)) (strict ? failed : additional).push(e.name);
     else if (!e.error && !e.paused) passed.push(e.name);
   }
 
-  // R6: names only requested (refused, unknown tool), once each, sorted, after executions.
+  // Names only requested (refused, unknown tool), once each, sorted, after executions.
   if (expectedSet !== null && requestedNames.size > 0) {
     const executedNames = new Set(executions.map((e) => e.name));
     const requestOnly = [...requestedNames].filter((n) => !executedNames.has(n)).sort(compareCodePoints);
@@ -98,7 +98,7 @@ export function evaluateReliability(evidence: AgnoEvidence, rules: ReliabilityRu
     }
   }
 
-  // R7 (R4's clean and attempted names): in list order, duplicates kept. With expectations,
+  // Missing: in list order, duplicates kept. With expectations,
   // `passed` holds exactly the expected names that ran cleanly.
   const missing: string[] = [];
   const argumentRules = rules.expectedToolCallArguments;
@@ -115,7 +115,7 @@ export function evaluateReliability(evidence: AgnoEvidence, rules: ReliabilityRu
     }
   }
 
-  // R8: once per tool, skipping tools already reported missing.
+  // Argument checks: once per tool, skipping tools already reported missing.
   const passedArgs: string[] = [];
   const failedArgs: string[] = [];
   if (checkArguments) {
@@ -137,7 +137,7 @@ export function evaluateReliability(evidence: AgnoEvidence, rules: ReliabilityRu
     }
   }
 
-  // R9
+  // The verdict.
   const ok = failed.length === 0 && missing.length === 0 && failedArgs.length === 0;
   return {
     eval_status: ok ? 'PASSED' : 'FAILED',
@@ -150,7 +150,7 @@ export function evaluateReliability(evidence: AgnoEvidence, rules: ReliabilityRu
   };
 }
 
-/** R4's attempted names: requested, or executed in any state. */
+/** Attempted names: requested, or executed in any state. */
 function attempted(evidence: AgnoEvidence): Set<string> {
   const names = new Set<string>(evidence.requestedNames);
   for (const e of evidence.executions) if (e.name) names.add(e.name);
@@ -188,7 +188,7 @@ function reliabilityReason(d: ReliabilityDetail): string | null {
 }
 
 /**
- * agno `ReliabilityEval` as a scorer over reconstructed runs (semantics §2.1). Score 1 when
+ * agno `ReliabilityEval` as a scorer over reconstructed runs (docs/semantics.md). Score 1 when
  * PASSED, else 0. The constructor validates nothing, as agno's does: with no expectations
  * the eval passes vacuously.
  */
@@ -224,7 +224,7 @@ export function reliability(options: ReliabilityOptions = {}): Scorer {
       });
     },
   };
-  // Only the argument rules' tools (R8).
+  // Only the argument rules' tools.
   declareArgumentsRead(scorer, new Set(Object.keys(rules.expectedToolCallArguments ?? {})));
   return scorer;
 }

@@ -33,11 +33,11 @@ export interface ToolCallsOptions {
   sampling?: { ratio: number };
 }
 
-/** agno's note when nested runs carry executions this scorer does not read (T5). */
+/** agno's note when nested runs carry executions this scorer does not read. */
 export const MEMBERS_NOT_INSPECTED_NOTE =
   'member tool executions were not inspected (member matching is out of scope for 2.8.0)';
 
-/** The reason a configuration is refused: agno's constructor messages (T0), by option path. */
+/** The reason a configuration is refused: agno's constructor messages, by option path. */
 export interface ToolCallsConfigProblem {
   path: Array<string | number>;
   /** `TypeError` or `ValueError`, as agno raises it. */
@@ -84,7 +84,7 @@ export function toolCallsConfigProblem(
   return undefined;
 }
 
-/** agno `digest()` payload and hash (T8), byte-identical to the Python fingerprint. */
+/** agno `digest()` payload and hash, byte-identical to the Python fingerprint. */
 export function toolCallsDigest(
   expectedTools: readonly string[],
   args: Record<string, unknown> | null,
@@ -125,8 +125,8 @@ interface ToolCallsRules {
 }
 
 /**
- * agno `ToolCallScorer.score` (T1–T5) on agno-shaped evidence of the run itself.
- * `membersHaveTools` is T5's `_members_carry_tools`. With `redactValues` (the policy's
+ * agno `ToolCallScorer.score` on agno-shaped evidence of the run itself.
+ * `membersHaveTools` is agno's `_members_carry_tools`. With `redactValues` (the policy's
  * `redact.values`), argument notes show each spec's keys with `...` for every value; the
  * text is otherwise agno's.
  */
@@ -180,7 +180,7 @@ function specText(spec: ArgumentSpec, redactValues: boolean): string {
 }
 
 /**
- * agno `ToolCallScorer` as a scorer over reconstructed runs (semantics §2.2): clean
+ * agno `ToolCallScorer` as a scorer over reconstructed runs (docs/semantics.md): clean
  * executions of the run itself, `score` = satisfied checks / checks. Throws agno's
  * constructor errors (`TypeError` / `ValueError` text) for configurations with no check.
  */

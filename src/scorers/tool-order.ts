@@ -7,7 +7,7 @@ import { listPreview } from './trajectory.js';
 
 /**
  * `tool_order`: Mastra's `createToolCallAccuracyScorerCode` (`@mastra/evals` 1.10.2) on the
- * calls of a reconstructed run (semantics §2.3).
+ * calls of a reconstructed run (docs/semantics.md, "tool_order").
  */
 
 export const TOOL_ORDER_KIND = 'tool_order';

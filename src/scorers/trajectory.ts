@@ -16,7 +16,7 @@ import { checkRegexSafety } from './safe-regex.js';
 import { errorResult } from './scorer-result.js';
 
 /**
- * `trajectory`: the eval-dataset trajectory evaluator of seed document 003 (semantics §2.4)
+ * `trajectory`: the eval-dataset trajectory evaluator (docs/semantics.md, "trajectory")
  * on the calls of a reconstructed run, plus order modes, precision/recall, loop detection
  * and per-tool retry accounting.
  */

@@ -21,7 +21,7 @@ function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: st
   });
 }
 
-// Seed document 003's refund case, in its fields.
+// The refund case, in the case file's fields.
 const CASES = `
 cases:
   - id: refund-eligible

@@ -104,7 +104,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe('README: toolwatch score defaults', () => {
+describe('docs/cli.md: toolwatch score defaults', () => {
   it('--window (1,000): a trace whose spans are 1,000 records apart is whole; 1,001 apart, split and reported', async () => {
     const [within, past] = await Promise.all([
       cli(['score', 'apart-1000.jsonl', '--policy', 'policy.yaml']),

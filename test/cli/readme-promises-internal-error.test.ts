@@ -1,5 +1,5 @@
 /**
- * README, exit status: "3 internal error — a bug; the message asks for a report
+ * docs/cli.md, exit status: "3 internal error — a bug; the message asks for a report
  * (`TOOLWATCH_DEBUG=1` prints the stack)". No test reached exit 3: every error the commands
  * expect is handled (exit 2), and the catch-all runs only for what they do not expect. A fault
  * is injected from outside the code: a rollouts agent module (run in process, by design)
@@ -67,7 +67,7 @@ function rollouts(debug: boolean): Promise<{ code: number; stdout: string; stder
   });
 }
 
-describe('README: exit 3 is an internal error; the message asks for a report, TOOLWATCH_DEBUG=1 prints the stack', () => {
+describe('docs/cli.md: exit 3 is an internal error; the message asks for a report, TOOLWATCH_DEBUG=1 prints the stack', () => {
   it('an unexpected error: exit 3, the message and a request for a report, no stack', async () => {
     const run = await rollouts(false);
     expect(run.code).toBe(3);

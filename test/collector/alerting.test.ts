@@ -21,6 +21,34 @@ interface Delivery {
   body: { alerts: { status: string; labels: Record<string, string> }[] };
 }
 
+/**
+ * The shipped files use Prometheus's production intervals; the end-to-end test runs them at 1 s
+ * so that an alert fires within seconds.
+ */
+function testIntervals(config: string): string {
+  const production = 'global: { scrape_interval: 15s, scrape_timeout: 10s, evaluation_interval: 15s }';
+  if (!config.includes(production)) throw new Error(`expected the production intervals: ${production}`);
+  return config.replace(
+    production,
+    'global: { scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s }',
+  );
+}
+
+describe('shipped intervals', () => {
+  it('are production intervals: rule groups inherit evaluation_interval, Prometheus scrapes every 15 s', () => {
+    for (const f of ['toolwatch-alerts.yml', 'toolwatch-gateway-alerts.yml']) {
+      const rules = readFileSync(join(configDir, f), 'utf8');
+      // A group's own `interval:` overrides Prometheus's; a test value (1s) must not ship.
+      expect(rules, f).not.toMatch(/^\s+interval:/m);
+    }
+    for (const f of ['prometheus.yml', 'prometheus-gateways.yml']) {
+      const config = readFileSync(join(configDir, f), 'utf8');
+      expect(config, f).toMatch(/scrape_interval: 15s, scrape_timeout: 10s, evaluation_interval: 15s/);
+      expect(config, f).not.toMatch(/_interval: 1s/);
+    }
+  });
+});
+
 describe('alerting configuration (promtool, amtool)', () => {
   it.skipIf(!hasTools)(
     'prometheus-gateways.yml, the rules and alertmanager.yml pass the real checkers',
@@ -102,7 +130,7 @@ describeAlerting('misuse → Prometheus → Alertmanager → webhook, with 1 s s
       writeFileSync(join(dir, f), readFileSync(join(configDir, f)));
     writeFileSync(
       join(dir, 'prometheus.yml'),
-      readFileSync(join(configDir, 'prometheus-gateways.yml'), 'utf8')
+      testIntervals(readFileSync(join(configDir, 'prometheus-gateways.yml'), 'utf8'))
         .replace("targets: ['127.0.0.1:9093']", `targets: ['127.0.0.1:${amPort}']`)
         .replace("targets: ['127.0.0.1:9464']", `targets: ['${gateway.metrics}', '127.0.0.1:${appPort}']`),
     );

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -55,6 +55,43 @@ describeCollector('collector-config/ with a real Collector', () => {
       });
       expect(validate.status, validate.stderr).toBe(0);
       const proc = await startCollector(binary!, [`${configDir}${config}`], env);
+      expect(await proc.stop()).toBe(0);
+      expect(proc.output()).not.toMatch(/\berror\b.*cannot start|Error: /);
+    });
+  }
+
+  // collector-config/README.md, "Older Collectors": the ids to rename for a Collector before
+  // v0.161.0. Every config, renamed as the table says, must still validate and start: the
+  // table is complete (no new id left) and names real former ids (this Collector accepts both).
+  const formerIds = [
+    ...readFileSync(`${configDir}README.md`, 'utf8')
+      .split('<!-- ids: before v0.161.0 -->')[1]!
+      .split('\n\n')[0]!
+      .matchAll(/^\| `([a-z_]+)`[^|]*\| `([a-z]+)` \|$/gm),
+  ].map((m) => [m[1]!, m[2]!] as const);
+
+  it('the README names the former id of every renamed component', () => {
+    expect(formerIds).toEqual([
+      ['load_balancing', 'loadbalancing'],
+      ['otlp_http', 'otlphttp'],
+      ['otlp_grpc', 'otlp'],
+    ]);
+  });
+
+  for (const config of CONFIGS) {
+    it(`${config} with the ids of Collectors before v0.161.0: validates and starts`, async () => {
+      let text = readFileSync(`${configDir}${config}`, 'utf8');
+      for (const [now, before] of formerIds) text = text.replace(new RegExp(`\\b${now}\\b`, 'g'), before);
+      expect(text).not.toMatch(/\b(load_balancing|otlp_http|otlp_grpc)\b/);
+      const file = join(dir, config.replace('/', '-'));
+      writeFileSync(file, text);
+      const env = await ports();
+      const validate = spawnSync(binary!, ['validate', `--config=${file}`], {
+        encoding: 'utf8',
+        env: { ...process.env, ...env },
+      });
+      expect(validate.status, validate.stderr).toBe(0);
+      const proc = await startCollector(binary!, [file], env);
       expect(await proc.stop()).toBe(0);
       expect(proc.output()).not.toMatch(/\berror\b.*cannot start|Error: /);
     });

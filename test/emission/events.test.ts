@@ -28,7 +28,7 @@ const failing: ScorerResult = {
 };
 
 describe('evaluation events', () => {
-  it('carries the attributes of interfaces.md', () => {
+  it('carries the documented attributes', () => {
     expect(evaluationEventAttributes(failing)).toEqual({
       'gen_ai.evaluation.name': 'traj',
       'gen_ai.evaluation.score.value': 0.65,

@@ -1,5 +1,5 @@
 /**
- * README bounds table, "metric series": "each counter holds at most 2,000 attribute sets (the
+ * docs/processor.md bounds table, "metric series": "each counter holds at most 2,000 attribute sets (the
  * SDK's default limit); further ones are summed into one `otel.metric.overflow: true` series,
  * nothing is lost". `aggregated-counter.test.ts` builds the counter with a limit of 100, so the
  * default itself had no test. Here the series come from agent names in span data, through the
@@ -64,7 +64,7 @@ async function agents(count: number) {
   return { ours: summary(metrics.get('toolwatch.tool.executions')), sdk: summary(metrics.get('reference')) };
 }
 
-describe('README: a counter holds at most 2,000 attribute sets by default, as the SDK does', () => {
+describe('docs/processor.md: a counter holds at most 2,000 attribute sets by default, as the SDK does', () => {
   it('1,999 agent names: each its own series, no overflow', async () => {
     const { ours, sdk } = await agents(1_999);
     expect(ours).toEqual({ series: 1_999, named: 1_999, overflowSeries: 0, overflowValue: 0, total: 1_999 });

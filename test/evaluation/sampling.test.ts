@@ -25,7 +25,7 @@ describe('isSampled', () => {
     );
   });
 
-  it('matches the formula of semantics §3 and is deterministic', () => {
+  it('matches the documented formula and is deterministic', () => {
     fc.assert(
       fc.property(traceId, ratio, (id, r) => {
         const expected = Number.parseInt(id.slice(-14), 16) / 2 ** 56 < r;

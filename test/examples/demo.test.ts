@@ -29,6 +29,13 @@ describe('npm run demo', () => {
       /fail\s+reliability\s+score=0\.00\s+failed_argument_checks=\['get_order_detail'\]/,
     );
     expect(second).toMatch(/pass\s+tool_order\s+score=1\.00/);
+    // The judge (escalated: the run failed) compares the arguments with the request and the
+    // answer with the tool results, and fails the made-up id on both counts.
+    const judged = second.slice(second.indexOf('llm_judge'));
+    expect(second).toMatch(/fail\s+llm_judge\s+score=0\.00/);
+    expect(judged.replace(/\s+/g, ' ')).toContain(
+      'get_order_detail and check_refund_policy were called for order A9999, but the user asked about A1024; the answer says the order qualifies, but check_refund_policy returned qualifies: false.',
+    );
 
     // Scorers named apart from their kind say their kind; reasons are printed whole.
     expect(output).toContain('grounded (tool_calls)');
@@ -41,6 +48,10 @@ describe('npm run demo', () => {
     // span ended) on an `evaluate` span under it. (The passing run's judge is sampled at 5 % by
     // its random trace id: either a `skipped` result on the agent span or a late one.)
     expect(output).toContain('exported agent spans carrying a verdict: 3');
+    // One line says why a judge's result is on an `evaluate` span rather than the agent span.
+    expect(
+      output.match(/an LLM judge answers after the agent span has ended.*`evaluate` span/g),
+    ).toHaveLength(1);
     expect(output).not.toContain('not in the exported spans');
     const exported = output.slice(output.indexOf('exported agent spans carrying a verdict'));
     const perTrace = exported.split(/\n(?= {2}trace )/).slice(1);

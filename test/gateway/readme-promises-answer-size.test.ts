@@ -1,5 +1,5 @@
 /**
- * README, "No silent loss": "An endpoint's answer is read up to 64 KiB." The committed test
+ * docs/gateway.md, "No silent loss": "An endpoint's answer is read up to 64 KiB." The committed test
  * (`forwarder-upstream.test.ts`) only checks that an endless answer is not read to 64 MiB.
  * What the forwarder reads of an answer shows in what it makes of it: the spans an endpoint
  * refuses through OTLP partial success, in a 200 answer, are dead-lettered. An OTLP/JSON answer
@@ -57,7 +57,7 @@ async function forwardTo(url: string): Promise<string[]> {
   return log;
 }
 
-describe('README: an endpoint answer is read up to 64 KiB', () => {
+describe('docs/gateway.md: an endpoint answer is read up to 64 KiB', () => {
   it('an answer of exactly 64 KiB is read whole: its partial success is counted', async () => {
     expect(await forwardTo(await endpoint(64 * KiB))).toEqual([
       'forwarded 3',

@@ -51,7 +51,7 @@ function exportCall(address: string, body: Uint8Array): Promise<grpc.ServiceErro
   });
 }
 
-describe('README: --max-in-flight-bytes, default 256 MiB, one budget for HTTP and gRPC', () => {
+describe('docs/gateway.md: --max-in-flight-bytes, default 256 MiB, one budget for HTTP and gRPC', () => {
   it('bodies held in flight add up to exactly 256 MiB across both transports; one byte more is refused (429 + Retry-After, RESOURCE_EXHAUSTED)', async () => {
     const r = await startGateway({
       policy: supportPolicy(),
@@ -127,7 +127,7 @@ function requestHolding(held: number): Uint8Array {
   return bytes;
 }
 
-describe('README: --max-held-bytes, default 128 MiB', () => {
+describe('docs/gateway.md: --max-held-bytes, default 128 MiB', () => {
   it('a request holding 128 MiB + 1 byte of spans is refused for good (400, INVALID_ARGUMENT, request_too_large); one of exactly 128 MiB is accepted', async () => {
     const r = await startGateway({
       policy: supportPolicy(),
@@ -176,7 +176,7 @@ describe('README: --max-held-bytes, default 128 MiB', () => {
   }, 60_000);
 });
 
-describe.concurrent('README: --drain-timeout, default 30 s, towards an endpoint that never answers', () => {
+describe.concurrent('docs/gateway.md: --drain-timeout, default 30 s, towards an endpoint that never answers', () => {
   /** A run posted to a gateway that holds it (a ten-minute decision wait) until it drains. */
   async function postRun(address: string): Promise<number> {
     const spans = recordRun(['lookup_account']);

@@ -28,7 +28,7 @@ function gatewayAt(clock: { now: number }) {
   return { gw, judged };
 }
 
-describe('README: the gateway decides when a trace is judged by its defaults', () => {
+describe('docs/gateway.md: the gateway decides when a trace is judged by its defaults', () => {
   it('--decision-wait (2 s): a complete trace is judged 2 s after its last span, not before', async () => {
     const clock = { now: 1_000_000 };
     const { gw, judged } = gatewayAt(clock);
@@ -68,7 +68,7 @@ describe('README: the gateway decides when a trace is judged by its defaults', (
   });
 });
 
-describe('README: the gateway refuses by its default size limits', () => {
+describe('docs/gateway.md: the gateway refuses by its default size limits', () => {
   it('--max-held-spans (200,000): a request of 200,001 spans is refused for good, one of 200,000 is not', async () => {
     const gw = new ToolwatchGateway({ policy: supportPolicy() });
     gateways.push(gw);

@@ -1,5 +1,5 @@
 /**
- * README, "No silent loss": "Forwarding retries 408/429/502/503/504 and network errors with
+ * docs/gateway.md, "No silent loss": "Forwarding retries 408/429/502/503/504 and network errors with
  * exponential backoff (6 attempts, 250 ms doubling, capped at 5 s; `Retry-After` honoured),
  * then dead-letters". The committed test sets its own schedule (3 attempts, 10–20 ms) and
  * answers 502, 503 and 400 only, so none of the documented numbers, the other retryable
@@ -73,7 +73,7 @@ async function forward(up: Upstream, options: Omit<ForwarderOptions, 'endpoints'
 
 const gaps = (arrivals: number[]) => arrivals.slice(1).map((t, i) => t - arrivals[i]!);
 
-describe('README: forwarding retries', () => {
+describe('docs/gateway.md: forwarding retries', () => {
   it('makes 6 attempts by default, then dead-letters', async () => {
     const up = await upstream(() => [503]);
     servers.push(up);

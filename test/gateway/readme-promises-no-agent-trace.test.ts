@@ -1,5 +1,5 @@
 /**
- * README, "When a trace is judged": "A trace whose root arrived and that has no agent span is
+ * docs/gateway.md, "When a trace is judged": "A trace whose root arrived and that has no agent span is
  * forwarded after the decision wait (nothing to judge)." No committed test sends the gateway
  * a trace without an agent span and looks at when it leaves. Here a real endpoint receives
  * what the gateway forwards; the decision wait is driven by the gateway's own `now` option
@@ -48,7 +48,7 @@ async function gatewayAt(clock: { now: number }) {
   return { gw, sink, judged };
 }
 
-describe('README: a trace with a root and no agent span is forwarded after the decision wait', () => {
+describe('docs/gateway.md: a trace with a root and no agent span is forwarded after the decision wait', () => {
   it('held for 2 s after its last span, then forwarded whole, with no verdict', async () => {
     const clock = { now: 1_000_000 };
     const { gw, sink, judged } = await gatewayAt(clock);

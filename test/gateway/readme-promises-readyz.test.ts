@@ -1,5 +1,5 @@
 /**
- * README, the gateway's metrics: "`/readyz`, 503 while draining or above 90 % of
+ * docs/gateway.md, the gateway's metrics: "`/readyz`, 503 while draining or above 90 % of
  * `--max-held-spans` or of `--max-held-bytes`". The only committed check reads `/readyz` at
  * 60 % of the span limit (200); nothing held the gateway above 90 % of either limit, or asked
  * during a drain. A load balancer relies on this to move traffic away before requests are
@@ -53,7 +53,7 @@ afterEach(async () => {
   await sink.close();
 });
 
-describe('README: /readyz', () => {
+describe('docs/gateway.md: /readyz', () => {
   it('answers 200 at 85 % of maxHeldSpans and 503 at 95 %, while requests are still accepted', async () => {
     const g = await start({ maxHeldSpans: 20 });
     expect(await readyz(g)).toBe(200);

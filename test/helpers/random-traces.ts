@@ -260,7 +260,7 @@ export class Program {
 /**
  * A tool call outside every agent makes the outermost span around it an implicit run, and agents
  * inside that span its members; live, an agent is judged when it ends, before a tool that
- * comes later can make its container a run (README: inherent gaps). Such traces are left out.
+ * comes later can make its container a run (docs/processor.md: inherent gaps). Such traces are left out.
  */
 export function implicitRunAroundAgents(tree: Node): boolean {
   let looseTool = false;

@@ -1,5 +1,5 @@
 /**
- * README, CLI, "Input, as a stream": a single pretty-printed OTLP/JSON document is read "up to
+ * docs/cli.md, CLI, "Input, as a stream": a single pretty-printed OTLP/JSON document is read "up to
  * 256 MiB — write JSON Lines beyond that; a JSON Lines line over that size is skipped and
  * reported"; `ReadRecordsOptions.maxDocumentBytes`: "a longer line is skipped to its end
  * without being held … Default 256 MiB". The reader's tests set small limits; these hold the
@@ -177,7 +177,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe('README: toolwatch score reads a JSON Lines line of up to 256 MiB (the default)', () => {
+describe('docs/cli.md: toolwatch score reads a JSON Lines line of up to 256 MiB (the default)', () => {
   it('a line of exactly 256 MiB is a record', async () => {
     const items = await readStdin([longRecord(LIMIT), '\n', `${runLine(2)}\n`]);
     expect(items).toEqual([{ line: 1 }, { line: 2 }]);
@@ -236,7 +236,7 @@ describe('README: toolwatch score reads a JSON Lines line of up to 256 MiB (the 
   }, 30_000);
 });
 
-describe('README: a single pretty-printed document is read up to 256 MiB (the default)', () => {
+describe('docs/cli.md: a single pretty-printed document is read up to 256 MiB (the default)', () => {
   it('a document of exactly 256 MiB is read whole', async () => {
     const items = await readStdin([prettyDocument(LIMIT)]);
     expect(items).toEqual([{ line: 1 }]);

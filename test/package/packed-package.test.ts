@@ -1,11 +1,21 @@
 // First contact, as a user meets toolwatch: `npm pack` (which builds dist/ through prepack),
 // the tarball installed into a fresh project next to the OpenTelemetry packages a user
-// brings, then every code block of the README run there as written, `require()` from
+// brings (the README's install, today), then every code block of the README and of docs/
+// run there as written — programs, policies, case files, CLI lines — `require()` from
 // CommonJS, the `toolwatch` bin, and a strict type-check of a consumer.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { context } from '@opentelemetry/api';
@@ -70,15 +80,27 @@ beforeAll(async () => {
       locked('@opentelemetry/api'),
       locked('@opentelemetry/sdk-trace-base'),
       locked('@opentelemetry/context-async-hooks'),
+      locked('@opentelemetry/sdk-trace-node'),
+      locked('@opentelemetry/sdk-metrics'),
     ],
     app,
   );
   installLog = install.stdout + install.stderr;
   if (install.status !== 0) throw new Error(`npm install of the tarball failed:\n${installLog}`);
 
-  for (const block of readmeBlocks(readFileSync(join(root, 'README.md'), 'utf8'))) {
-    if (block.file) writeFileSync(join(app, block.file), block.code);
+  // One directory per page, holding the page's named files and the repository files its
+  // blocks read (as in a checkout: a recorded trace and the policy that matches it).
+  for (const page of PAGES) {
+    const dir = pageDir(page);
+    mkdirSync(dir, { recursive: true });
+    for (const file of CHECKOUT_FILES) {
+      mkdirSync(join(dir, dirname(file)), { recursive: true });
+      copyFileSync(join(root, file), join(dir, file));
+    }
+    for (const block of blocksOf(page)) if (block.file) writeFileSync(join(dir, block.file), block.code);
   }
+  // The gateway's tests serve the README's policy and send a recorded refund-agent run.
+  for (const block of blocksOf('README.md')) if (block.file) writeFileSync(join(app, block.file), block.code);
   writeFileSync(join(app, 'traces.json'), await recordRefundTrace());
 }, 420_000);
 
@@ -86,20 +108,35 @@ afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
+/** The pages whose code blocks are run: the README and every page of docs/. */
+const PAGES = [
+  'README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
+
+/** Files of a checkout that documented programs read. */
+const CHECKOUT_FILES = ['test/fixtures/ai-sdk/multi_step.otlp.json', 'examples/policies/weather.yaml'];
+
+const blocksOf = (page: string) => readmeBlocks(readFileSync(join(root, page), 'utf8'));
+const pageDir = (page: string) => join(app, 'pages', page.replace(/\W+/g, '-'));
+
 /**
- * Runs a README program in the fresh project: JavaScript with node (`.cjs` when it uses
- * `require` and no `import`), TypeScript through the repository's tsx.
+ * Runs a documented program in the fresh project, in its page's directory: JavaScript with
+ * node (`.cjs` when it uses `require` and no `import`), TypeScript through the repository's tsx.
  */
-function runProgram(program: ReadmeBlock) {
+function runProgram(program: ReadmeBlock, page = 'README.md') {
   const isCommonJs = /\brequire\(/.test(program.code) && !/^import /m.test(program.code);
   const ext = program.lang === 'ts' ? 'mts' : isCommonJs ? 'cjs' : 'mjs';
   const file = `block-${program.index}.${ext}`;
-  writeFileSync(join(app, file), program.code);
+  const dir = pageDir(page);
+  writeFileSync(join(dir, file), program.code);
   const r =
     ext === 'mts'
-      ? run(join(root, 'node_modules', '.bin', 'tsx'), [file], app)
-      : run(process.execPath, [file], app);
-  return { ...r, file };
+      ? run(join(root, 'node_modules', '.bin', 'tsx'), [file], dir)
+      : run(process.execPath, [file], dir);
+  return { ...r, file: `${page} ${file}` };
 }
 
 /**
@@ -198,15 +235,16 @@ describe('npm pack', () => {
 });
 
 describe('the README, run against the installed tarball', () => {
-  const blocks = readmeBlocks(readFileSync(join(root, 'README.md'), 'utf8'));
+  const blocks = blocksOf('README.md');
   const programs = blocks.filter((b) => b.lang === 'js' || b.lang === 'ts');
 
   it('has code blocks to run', () => {
     expect(programs.length).toBeGreaterThanOrEqual(3);
   });
 
-  it('"Use it": the forbidden call is flagged live and the verdict fails, as the README shows', () => {
+  it('the NodeTracerProvider program: the forbidden call is flagged live and the verdict fails, as shown', () => {
     const program = programs[0]!;
+    expect(program.code).toContain('new NodeTracerProvider(');
     const r = runProgram(program);
     expect(r.status, r.stderr).toBe(0);
     const shown = blocks.find((b) => b.lang === 'text' && b.index > program.index)!;
@@ -215,58 +253,84 @@ describe('the README, run against the installed tarball', () => {
     expect(r.stdout).toContain("'gen_ai.evaluation.name': 'trajectory'");
   });
 
-  it('every code block runs to completion as written', () => {
-    for (const program of programs) {
-      const r = runProgram(program);
+  it("the metrics program exports toolwatch's counters through a real MeterProvider", () => {
+    const r = runProgram(programs.find((p) => p.code.includes('new MeterProvider('))!);
+    expect(r.status, r.stderr).toBe(0);
+    // As the README's comment says: the policy's zero series, exported once at shutdown.
+    for (const name of ['toolwatch.evaluations', 'toolwatch.tool.misuse']) {
+      expect(r.stdout).toContain(`name: '${name}'`);
+    }
+  });
+
+  it('the offline program scores the recorded trace and prints what the README says', () => {
+    const r = runProgram(programs.find((p) => p.code.includes('evaluateTraces'))!);
+    expect(r.status, r.stderr).toBe(0);
+    const said = /prints `([^`]+)`/.exec(readFileSync(join(root, 'README.md'), 'utf8'))![1]!;
+    expect(r.stdout.trim()).toBe(said);
+  });
+});
+
+describe.each(PAGES)('%s, run against the installed tarball', (page) => {
+  const blocks = blocksOf(page);
+
+  it('every program runs to completion as written, and prints what the page says it prints', () => {
+    for (const program of blocks.filter((b) => b.lang === 'js' || b.lang === 'ts')) {
+      const r = runProgram(program, page);
       expect(r.status, `${r.file}\n${program.code}\n${r.stderr}`).toBe(0);
       expect(r.stderr, r.file).not.toMatch(/Error|ExperimentalWarning/);
-    }
-  });
-
-  it('every policy in the README loads', () => {
-    // Policy files: top-level `version` and `rules` (other YAML, like eval-dataset cases, is not one).
-    const policies = blocks.filter(
-      (b) => b.lang === 'yaml' && /^version:/m.test(b.code) && /^rules:/m.test(b.code),
-    );
-    expect(policies.length).toBeGreaterThanOrEqual(2);
-    for (const block of policies) {
-      const file = `policy-${block.index}.yaml`;
-      writeFileSync(join(app, file), block.code);
-      const r = run(
-        process.execPath,
-        [
-          '--input-type=module',
-          '-e',
-          `const { loadPolicy } = await import('toolwatch'); const p = await loadPolicy(${JSON.stringify(file)}); console.log(p.rules.length);`,
-        ],
-        app,
-      );
-      expect(r.status, `${block.code}\n${r.stderr}`).toBe(0);
-      expect(Number(r.stdout.trim())).toBeGreaterThan(0);
-    }
-  });
-
-  it('the offline snippet scores the recorded trace, and so does the README CLI line', () => {
-    const r = runProgram(programs.find((p) => p.code.includes('evaluateTraces'))!);
-    expect(r.stdout.trim()).toBe('refund-agent passed');
-
-    const cli = blocks.filter((b) => b.lang === 'sh' && /^npx toolwatch /m.test(b.code));
-    expect(cli.length).toBeGreaterThan(0);
-    for (const block of cli) {
-      for (const line of block.code.split('\n').filter((l) => l.startsWith('npx toolwatch '))) {
-        const [, ...args] = line.split(/\s+/);
-        const out = run('npx', ['--no-install', ...args], app);
-        expect(out.status, out.stderr).toBe(0);
-        // One run of the recorded trace, scored under the README policy's rule.
-        expect(out.stdout).toMatch(/\brefunds\b/);
-        // The installed bin's worker threads (dist/cli/score-worker.js) give the same report.
-        const parallel = run('npx', ['--no-install', ...args, '--jobs', '2'], app);
-        expect(parallel.status, parallel.stderr).toBe(0);
-        expect(parallel.stdout).toBe(out.stdout);
+      // A `text` block right after it, introduced by "It prints:", is its output.
+      const shown = blocks[program.index + 1];
+      if (shown?.lang === 'text' && /\bprints:\s*$/.test(shown.intro)) {
+        for (const line of shown.code.trim().split('\n')) expect(r.stdout + r.stderr, r.file).toContain(line);
       }
     }
   });
 
+  it('every policy loads, and every case file checks', () => {
+    for (const block of blocks.filter((b) => b.lang === 'yaml')) {
+      const file = block.file ?? `block-${block.index}.yaml`;
+      writeFileSync(join(pageDir(page), file), block.code);
+      // Policy files: top-level `version` and `rules`; case files: `cases:` or a list.
+      const isPolicy = /^version:/m.test(block.code) && /^rules:/m.test(block.code);
+      const r = isPolicy
+        ? run(
+            process.execPath,
+            [
+              '--input-type=module',
+              '-e',
+              `const { loadPolicy } = await import('toolwatch'); const p = await loadPolicy(${JSON.stringify(file)}); console.log(p.rules.length);`,
+            ],
+            pageDir(page),
+          )
+        : run('npx', ['--no-install', 'toolwatch', 'cases', 'check', file], pageDir(page));
+      expect(r.status, `${page} ${file}\n${block.code}\n${r.stderr}`).toBe(0);
+      if (isPolicy) expect(Number(r.stdout.trim())).toBeGreaterThan(0);
+    }
+  });
+
+  it('every CLI line runs, and gives the same output with --jobs 2', () => {
+    for (const block of blocks.filter((b) => b.lang === 'sh')) {
+      for (const line of block.code.trim().split('\n')) {
+        const [, ...args] = line.split(/\s+/);
+        const outAt = args.indexOf('--out');
+        const output = () =>
+          outAt >= 0 ? readFileSync(join(pageDir(page), args[outAt + 1]!), 'utf8') : undefined;
+        const once = run('npx', ['--no-install', ...args], pageDir(page));
+        expect(once.status, `${line}\n${once.stderr}`).toBe(0);
+        const first = output() ?? once.stdout;
+        // One run of the recorded trace, scored under the policy's rule.
+        expect(first).toMatch(/\bweather\b/);
+        if (args[0] !== 'score') continue;
+        // The installed bin's worker threads (dist/cli/score-worker.js) give the same report.
+        const parallel = run('npx', ['--no-install', ...args, '--jobs', '2'], pageDir(page));
+        expect(parallel.status, parallel.stderr).toBe(0);
+        expect(output() ?? parallel.stdout).toBe(first);
+      }
+    }
+  });
+});
+
+describe('CommonJS', () => {
   it.each([
     ['toolwatch', 'ToolwatchSpanProcessor'],
     ['toolwatch/gateway', 'startGateway'],

@@ -24,7 +24,7 @@ describe('readPolicyText', () => {
 });
 
 describe('loadPolicy', () => {
-  it('loads the refunds example of interfaces.md', async () => {
+  it('loads the refunds example', async () => {
     const policy = await loadPolicy(
       new URL('../../examples/policies/refunds.yaml', import.meta.url).pathname,
     );
@@ -60,7 +60,7 @@ describe('loadPolicy', () => {
 
   it("gives tool_calls agno's digest, keeping floats as floats", async () => {
     const policy = await loadPolicy(new URL('refunds.json', fixtures).pathname);
-    // Upstream vector (agno.md T8): expected_tools [search], arguments {search: {query: agno}}.
+    // Upstream vector: expected_tools [search], arguments {search: {query: agno}}.
     expect(policy.rules[0]!.scorers[0]!.digest).toBe(
       '49840d8071c89ff46e4da02d4df237ac861566f0fecd7271dacec00a88850f1f',
     );

@@ -1,11 +1,11 @@
 /**
- * README, policy files: "an alias bomb (more than 100 expansions) [is] refused the same way, at
+ * docs/policy.md, policy files: "an alias bomb (more than 100 expansions) [is] refused the same way, at
  * the alias". `yaml-aliases.test.ts` refuses a bomb of 9^7 expansions, which any limit from a
  * few to millions refuses, so the number had no test. Here one scalar node is aliased just
  * under and just over 100 times.
  *
  * yaml's `maxAliasCount` counts the anchored node itself as the first of its uses: with 100,
- * 100 aliases were refused, one fewer than the README says; the code now passes 101. The test
+ * 100 aliases were refused, one fewer than the docs/policy.md says; the code now passes 101. The test
  * pins 100 accepted and 101 refused: any other limit fails it.
  */
 import { describe, expect, it } from 'vitest';
@@ -38,7 +38,7 @@ function problemsOf(text: string): PolicyProblem[] {
   throw new Error('expected a PolicyError');
 }
 
-describe('README: an alias bomb (more than 100 expansions) is refused at the alias', () => {
+describe('docs/policy.md: an alias bomb (more than 100 expansions) is refused at the alias', () => {
   it('100 aliases of one node are read as 100 copies of it', () => {
     const policy = parsePolicyText(policyWith(100));
     const config = policy.rules[0]!.scorers[0]!.config as {

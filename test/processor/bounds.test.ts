@@ -211,7 +211,7 @@ describe('bound 1b: bytes held', () => {
     root.end();
     expect(warn.mock.calls.map((c) => String(c[0])).filter((m) => m.includes('failed'))).toEqual([]);
     // (What the implicit run of the tool outside every agent gets under the limits is a gap the
-    // README names: not asserted.)
+    // docs/processor.md names: not asserted.)
     expect(
       verdicts
         .filter((v) => v.span_id === agent.spanContext().spanId)

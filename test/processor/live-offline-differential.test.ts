@@ -219,7 +219,7 @@ describe('live and offline verdicts agree on random traces', () => {
           maxBufferedBytes: fc.integer({ min: 600, max: 20_000 }),
         }),
         async (trees, order, limits) => {
-          // Implicit runs (calls outside every agent) under span limits are a known gap (README).
+          // Implicit runs (calls outside every agent) under span limits are a known gap (docs/processor.md).
           fc.pre(!trees.some(hasLooseCalls));
           const { live, offline } = await liveAndOffline(trees, order, false, false, [], limits);
           const incomplete = (v: Verdict) =>

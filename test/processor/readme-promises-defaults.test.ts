@@ -1,8 +1,8 @@
 /**
- * The README's bounds table gives each processor limit a default ("`maxSpansPerTrace`
+ * The bounds table of docs/processor.md gives each processor limit a default ("`maxSpansPerTrace`
  * (10,000)", "`traceTtlMs` (300 s)", …), and `test/processor/bounds.test.ts` attacks every
  * bound with small explicit values. These tests construct the processor with no limits at
- * all, so a changed default (in the code or in the README) is caught: each asserts the
+ * all, so a changed default (in the code or in docs/processor.md) is caught: each asserts the
  * behaviour just inside and just past the documented value.
  */
 import { BasicTracerProvider, type Span } from '@opentelemetry/sdk-trace-base';
@@ -46,7 +46,7 @@ function bare(scorers: Scorer[] = [fakeScorer()]) {
 
 const labels = (v: Verdict) => v.results.map((r) => [r.scorer, r.label, r.reason]);
 
-describe('README: the processor limits have the documented defaults', () => {
+describe('docs/processor.md: the processor limits have the documented defaults', () => {
   it('maxSpansPerTrace (10,000): the 10,000th span of a trace is held, the 10,001st refused and counted', async () => {
     const p = bare();
     const session = startAgent(p.tracer, 'session');

@@ -1,5 +1,5 @@
 /**
- * README, "The processor on your hot path": "Hooks never throw (problems go to `diag`, each
+ * docs/processor.md, "The processor on your hot path": "Hooks never throw (problems go to `diag`, each
  * kind logged once, then counted)", "`forceFlush()` waits for pending judges and late runs".
  * The existing tests flush after a judge has already been released (a microtask away) or
  * when a judge hangs (its timeout bounds the wait), so a `forceFlush()` that returned at once
@@ -43,7 +43,7 @@ function slowJudge(ms: number): Scorer {
   };
 }
 
-describe('README: forceFlush() waits for pending judges and late runs', () => {
+describe('docs/processor.md: forceFlush() waits for pending judges and late runs', () => {
   it('returns only after a judge that answers 300 ms later has been delivered and its evaluate span exported', async () => {
     const verdicts: Verdict[] = [];
     const p = pipeline({
@@ -94,7 +94,7 @@ describe('README: forceFlush() waits for pending judges and late runs', () => {
   });
 });
 
-describe('README: hooks never throw; problems go to diag once per kind, then are counted', () => {
+describe('docs/processor.md: hooks never throw; problems go to diag once per kind, then are counted', () => {
   it('onVerdict and onMisuse that throw on every call reach neither the application nor the verdicts', async () => {
     const warn = vi.spyOn(diag, 'warn');
     let verdictCalls = 0;

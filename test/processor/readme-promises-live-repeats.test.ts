@@ -1,5 +1,5 @@
 /**
- * README bounds table, "live repeat counts": "an agent remembers at most 10,000 distinct calls
+ * docs/processor.md bounds table, "live repeat counts": "an agent remembers at most 10,000 distinct calls
  * (long arguments by SHA-256) … calls seen before the cap still count, new ones past it are
  * not remembered live". `live-misuse.test.ts` makes 50,000 distinct calls and checks memory
  * and one repeat of the first call: it passes with the cap at 5,000 or 20,000. Here the cap is
@@ -13,7 +13,7 @@ import { trajectory } from '../../src/scorers/trajectory.js';
 import type { MisuseEvent } from '../../src/types.js';
 import { startAgent, tool } from './tracing.js';
 
-describe('README: an agent remembers at most 10,000 distinct calls live', () => {
+describe('docs/processor.md: an agent remembers at most 10,000 distinct calls live', () => {
   it('the 10,000th distinct call still counts its repeats, the 10,001st does not; calls before the cap still count', async () => {
     const misuses: MisuseEvent[] = [];
     // Out of the sample: only the live counts see the calls (no run is rebuilt at the end here).

@@ -1,5 +1,5 @@
 /**
- * README bounds table, "nesting": "open descendants are counted per span (O(1) per span): a
+ * docs/processor.md bounds table, "nesting": "open descendants are counted per span (O(1) per span): a
  * 10,000-deep chain of agent spans ends in milliseconds". `bounds.test.ts` ends such a chain
  * but asserts no cost, so a chain that costs O(depth) per span (the bug this bound records:
  * 10,000 deep never finished) would still pass it given time.
@@ -9,7 +9,7 @@
  * process, like against like: the CPU time of a chain of agent spans against that of as many
  * agent spans side by side under one agent (the same spans, the same verdict; only the nesting
  * differs). O(1) per span makes them equal (0.9–1.1 measured here). The chain is 20,000 deep,
- * twice the README's, so that an O(depth) step per span stands clear of noise: one more walk
+ * twice the docs/processor.md's, so that an O(depth) step per span stands clear of noise: one more walk
  * up the chain per span start (pointer steps only) made the ratio 9.7–10.5 at 20,000 but only
  * 2.6–5.7 at 10,000; the old bug was far costlier. Each side is the fastest of 5 alternating
  * runs after a warm-up, so a GC pause or a busy neighbour in one run does not decide, and the
@@ -49,7 +49,7 @@ function cpuMs(count: number, shape: 'chain' | 'flat'): number {
   return (used.user + used.system) / 1000;
 }
 
-describe('README: nesting costs O(1) per span', () => {
+describe('docs/processor.md: nesting costs O(1) per span', () => {
   it('a 20,000-deep chain of agent spans costs what 20,000 agent spans side by side cost', () => {
     cpuMs(1_000, 'chain');
     cpuMs(1_000, 'flat');

@@ -1,5 +1,5 @@
 /**
- * README bounds table, "span limits": "when the agent span has no room for the verdict's
+ * docs/processor.md bounds table, "span limits": "when the agent span has no room for the verdict's
  * attributes or events under its span limits … the verdict goes on an `evaluate {agent}` span
  * and `diag` says so once"; and "Hooks never throw (problems go to `diag`, each kind logged
  * once, then counted)". `bounds.test.ts` checks where the verdict goes but not what `diag`
@@ -27,7 +27,7 @@ function listen() {
   diag.setLogger(logger, { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
 }
 
-describe('README: a verdict without room on its agent span goes on an evaluate span, and diag says so once', () => {
+describe('docs/processor.md: a verdict without room on its agent span goes on an evaluate span, and diag says so once', () => {
   it('three runs without room: three evaluate spans, one diag line, counted at shutdown', async () => {
     listen();
     const p = pipeline({

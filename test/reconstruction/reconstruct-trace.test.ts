@@ -537,7 +537,7 @@ describe('reconstructTrace: statuses of request-only calls', () => {
     expect(run.calls.map((c) => c.request?.rejected ?? false)).toEqual([false, true]);
   });
 
-  // semantics §2.1: a call a person rejected at an approval step vs one refused before it could run.
+  // A call a person rejected at an approval step vs one refused before it could run.
   describe('approval rejections are told from refusals before the call could run', () => {
     const answered = (parts: unknown[]) => {
       const f = new SpanFactory();

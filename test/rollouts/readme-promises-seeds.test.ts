@@ -1,5 +1,5 @@
 /**
- * README, rollouts: "The context also carries `caseId`, the case, its `context` field, the
+ * docs/cli.md, rollouts: "The context also carries `caseId`, the case, its `context` field, the
  * rollout index and a `seed` fixed by (case, rollout)." No test looked at the seed. "Fixed by
  * (case, rollout)" is checked as what it excludes: the seed an agent gets does not depend on
  * the run (two runs, and a separate process through the CLI), on the order or number of the
@@ -62,7 +62,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe('README: a rollout seed is fixed by (case, rollout)', () => {
+describe('docs/cli.md: a rollout seed is fixed by (case, rollout)', () => {
   it('the same in two runs, whatever the other cases, their order, k and the concurrency', async () => {
     const first = await seeds(['refund-a', 'refund-b'], 3, 1);
     const again = await seeds(['refund-a', 'refund-b'], 3, 1);

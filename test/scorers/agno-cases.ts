@@ -1,5 +1,5 @@
 /**
- * agno.md §4 notation as data, and two ways to feed it to the agno scorers:
+ * agno's test cases as data, and two ways to feed it to the agno scorers:
  *
  * - `agnoEvidenceOf(node)`: what agno itself reads from the `RunOutput` (`tools`, non-history
  *   message requests), for the pure rule functions;

@@ -6,7 +6,7 @@ import type { AgentRun } from '../../src/types.js';
 import { encloseChildren, SpanFactory } from '../helpers/span-like.js';
 
 /**
- * semantics §2.1: a call a person rejected at an approval step is an agno `ToolExecution`
+ * A call a person rejected at an approval step is an agno `ToolExecution`
  * with `tool_call_error` (agno keeps it with `confirmed=False`); a call refused before it
  * could run (tool-call limit, unknown tool, invalid arguments) is only a requested name.
  * The same request, once denied at approval and once refused as unknown, through the

@@ -120,7 +120,7 @@ function load(name: string): { truth: TruthRun[]; runs: AgentRun[] } {
  * visible and turns red as soon as reconstruction is fixed (then move them back to `it`).
  */
 const KNOWN_DIVERGENCES: Record<string, string> = {
-  // Inherent, not a bug: agno.md §6.9.
+  // Inherent, not a bug: the trace does not carry it.
   'masked/Billing Agent':
     'OPENINFERENCE_HIDE_INPUTS/OUTPUTS remove every request: the refused book_flight request is invisible, so strict mode cannot fail it',
 };

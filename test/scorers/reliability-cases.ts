@@ -1,6 +1,6 @@
 /**
- * Every upstream ReliabilityEval unit test (agno.md §4.2, with the "Full result at HEAD"
- * column as the expectation), §4.3's telemetry case, and probes derived from rules R0–R12.
+ * Every upstream ReliabilityEval unit test (with upstream's "Full result at HEAD"
+ * column as the expectation), its telemetry case, and probes derived from its rules.
  */
 
 import type { ReliabilityOptions } from '../../src/scorers/reliability.js';
@@ -317,14 +317,14 @@ export const UPSTREAM_RELIABILITY_CASES: ReliabilityCase[] = [
     expected: { status: 'FAILED', missing: [`delete_file${ANN}`] },
   },
   {
-    id: '§4.3 telemetry: request-only evidence',
+    id: 'telemetry: request-only evidence',
     run: agent(null, { requests: [['test_tool']] }),
     options: strict(['test_tool']),
     expected: { status: 'FAILED', missing: [`test_tool${ANN}`] },
   },
 ];
 
-/** Edge cases derived from rules R5–R12 (agno.md's probe labels where it names them). */
+/** Edge cases derived from agno's rules. */
 export const PROBE_RELIABILITY_CASES: ReliabilityCase[] = [
   {
     id: 'E1 duplicate expected name, never run: reported twice',

@@ -41,7 +41,7 @@ function rulesOf(o: ReliabilityOptions) {
   };
 }
 
-describe('evaluateReliability on agno-shaped evidence (agno.md §4.2 full results)', () => {
+describe('evaluateReliability on agno-shaped evidence (upstream full results)', () => {
   const cases: ReliabilityCase[] = [...UPSTREAM_RELIABILITY_CASES, ...PROBE_RELIABILITY_CASES];
   it.each(cases.map((c) => [c.id, c] as const))('%s', (_id, c) => {
     expect(evaluateReliability(agnoEvidenceOf(c.run), rulesOf(c.options))).toEqual(full(c.expected));
@@ -360,7 +360,7 @@ describe('reliability properties on traces', () => {
     fc.assert(
       fc.property(node, options, (n, o) => {
         const result = reliability(o).score(runOf(n)) as ScorerResult;
-        // Request-only names that also executed are invisible to R6, so the comparison is exact.
+        // Request-only names that also executed are not counted as request-only, so the comparison is exact.
         expect(result.detail).toEqual(evaluateReliability(agnoEvidenceOf(n), rulesOf(o)));
         expect(result.score).toBe(result.passed ? 1 : 0);
       }),

@@ -1,6 +1,6 @@
 /**
- * Every upstream ToolCallScorer unit test (agno.md §4.4, "Full Score at HEAD" as the
- * expectation) and probes derived from rules T1–T5.
+ * Every upstream ToolCallScorer unit test (with upstream's "Full Score at HEAD" as the
+ * expectation) and probes derived from its rules.
  */
 import type { ToolCallsOptions } from '../../src/scorers/tool-calls.js';
 import { PyFloat } from '../../src/util/python-json.js';

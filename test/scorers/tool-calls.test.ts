@@ -29,7 +29,7 @@ function rulesOf(o: ToolCallsOptions) {
   };
 }
 
-describe('evaluateToolCalls on agno-shaped evidence (agno.md §4.4 full Score)', () => {
+describe('evaluateToolCalls on agno-shaped evidence (upstream full Score)', () => {
   const cases: ToolCallsCase[] = [...UPSTREAM_TOOL_CALLS_CASES, ...PROBE_TOOL_CALLS_CASES];
   it.each(cases.map((c) => [c.id, c] as const))('%s', (_id, c) => {
     const d = evaluateToolCalls(agnoEvidenceOf(c.run, 'self'), rulesOf(c.options), membersCarryTools(c.run));
@@ -158,7 +158,7 @@ describe('toolCalls constructor: agno T0 messages', () => {
 });
 
 describe('toolCalls digest = agno ToolCallScorer.digest()', () => {
-  // agno.md §3 T8 vectors (computed by upstream digest()).
+  // Vectors computed by upstream digest().
   it.each([
     [['search'], undefined, true, 'a49447512b83d31a985eb3156303543762fc63c39b90d575a5537c006014293b'],
     [['search'], undefined, false, '8818bf61542c1cc4a047e11a492853478614af3cb0ddda3802adabb11e14ba61'],
@@ -195,7 +195,7 @@ describe('toolCalls digest = agno ToolCallScorer.digest()', () => {
     expect(s.digest).toBe(digest);
   });
 
-  // Derived from T8's payload rule with CPython's json.dumps + hashlib (see the canonical text).
+  // Derived from agno's digest payload rule with CPython's json.dumps + hashlib (see the canonical text).
   it.each([
     [
       ['b', 'a', 'b'],

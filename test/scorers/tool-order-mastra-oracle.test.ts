@@ -1,7 +1,7 @@
 /**
  * Differential test: `toolOrder` in `mastra` mode against the real `@mastra/evals` 1.10.2
  * `createToolCallAccuracyScorerCode`, on seeded random call sequences and option sets
- * (mastra.md §4 shows the run object it takes).
+ * (the run object it takes is built below).
  */
 import { createToolCallAccuracyScorerCode } from '@mastra/evals/scorers/prebuilt';
 import fc from 'fast-check';
@@ -37,7 +37,7 @@ function fakeRun(calls: CallSpec[]): AgentRun {
   );
 }
 
-/** The state Mastra gives such a call (mastra.md §4.4). */
+/** The state Mastra gives such a call (its run object). */
 function mastraState(status: ToolStatus): string {
   if (status === 'ok') return 'result';
   if (status === 'error') return 'output-error';

@@ -52,7 +52,7 @@ function infos(run: AgentRun) {
   return run.calls.map((c) => ({ toolName: c.name, toolCallId: c.callId!, spanId: c.spanId }));
 }
 
-describe('tool_order: Mastra upstream tests (mastra.md §1.4) as traces', () => {
+describe('tool_order: Mastra upstream tests as traces', () => {
   it('1. the expected tool is called', () => {
     const run = runOf(['weather-tool']);
     const r = toolOrder({ expectedTool: 'weather-tool' }).score(run);
@@ -199,7 +199,7 @@ describe('tool_order: Mastra upstream tests (mastra.md §1.4) as traces', () => 
   });
 });
 
-describe('tool_order: Mastra edge cases (mastra.md §1.5) and subsequence semantics', () => {
+describe('tool_order: Mastra edge cases and subsequence semantics', () => {
   const cases: Array<{
     calls: string[];
     order: string[];

@@ -49,7 +49,7 @@ function runOf(steps: Step[], build?: (agent: SpanNode) => void): AgentRun {
   return traces[0]!.runs[0]!;
 }
 
-/** The `trajectory` entry of the `refunds` rule in interfaces.md. */
+/** The `trajectory` entry of the `refunds` rule of examples/policies/refunds.yaml. */
 const REFUNDS_YAML = {
   kind: 'trajectory',
   expected_tools: ['get_order_detail', 'check_refund_policy'],
@@ -77,7 +77,7 @@ const perTool = (calls: number, clean: number, firstOk: boolean, finalOk: boolea
   retries: Math.max(0, calls - 1),
 });
 
-describe('trajectory: seed 003 refund example (interfaces.md `refunds` rule)', () => {
+describe('trajectory: the refund example (the `refunds` rule)', () => {
   it('the good run passes every check with score 1.0', () => {
     const scorer = refunds();
     const r = scorer.score(runOf([GET, CHECK]));
@@ -839,7 +839,7 @@ describe('safe-regex', () => {
     expect(slow).toBeGreaterThan(fast * 10);
   });
 
-  it('reports arg_accuracy rounded to 4 places, as seed 003 does (round(arg_accuracy, 4)); the score uses the exact ratio', () => {
+  it('reports arg_accuracy rounded to 4 places, as the trajectory evaluator does (round(arg_accuracy, 4)); the score uses the exact ratio', () => {
     const run = runOf([{ name: 't', args: { a: 1, b: 2, c: 3 } }]);
     const wrong = (b: number, c: number) =>
       trajectory({ argConstraints: { t: { a: { equals: 1 }, b: { equals: b }, c: { equals: c } } } }).score(

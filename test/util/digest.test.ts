@@ -9,7 +9,7 @@ describe('sha256Hex', () => {
 });
 
 describe('configDigest', () => {
-  // Vectors from agno.md §3 T8, computed by upstream ToolCallScorer.digest().
+  // Vectors computed by upstream ToolCallScorer.digest().
   it('matches agno ToolCallScorer digest vectors', () => {
     expect(configDigest({ expected_tools: ['search'], arguments: null, allow_additional: true })).toBe(
       'a49447512b83d31a985eb3156303543762fc63c39b90d575a5537c006014293b',

@@ -412,7 +412,7 @@ describe('paused_continued: confirm, then continue_run (a new trace)', () => {
   // The request for the confirmed call was made before the pause, so in this trace it only
   // appears in the continuation LLM span's input (input.value message with
   // "from_history": false, tool_calls[0].id = call id, plus llm.input_messages.1.*), and no
-  // TOOL span carries an id. It must join the execution, not become history (semantics §1
+  // TOOL span carries an id. It must join the execution, not become history (docs/semantics.md
   // rule 4: an input call is history only when its id or name+args match no execution).
   it('the pre-pause request is joined to the execution, not listed as history', () => {
     const run = rootRuns(traces)[0]!;
@@ -468,7 +468,7 @@ describe('paused_rejected: reject(), then continue_run (a new trace)', () => {
     expect(['refused', 'error']).toContain(run.calls[0]!.status);
   });
 
-  // semantics §2.1: agno keeps a ToolExecution (confirmed=False, tool_call_error) for it, so
+  // agno keeps a ToolExecution (confirmed=False, tool_call_error) for it, so
   // its scorers read it as an errored execution, not as a request refused before it ran.
   it('the rejection is told from a refusal: the request is marked rejected, with the person’s note', () => {
     const call = rootRuns(traces)[0]!.calls[0]!;

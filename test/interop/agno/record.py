@@ -740,7 +740,7 @@ def main() -> None:
     paused_truth = run_output_truth(p["out"])
     write("paused", {"runs": [paused_truth]})
     # The continuation (confirm, then continue_run) is its own fixture: the instrumentor
-    # version matters here (spec/agno.md §6.8).
+    # version matters here.
     for requirement in p["out"].active_requirements:
         requirement.confirm()
     continued = isolated(

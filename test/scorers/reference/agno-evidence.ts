@@ -28,7 +28,7 @@ export interface AgnoEvidence {
 export type EvidenceScope = 'members' | 'self';
 
 /**
- * The trace mapping of semantics §2.1 for one run:
+ * How agno's evidence is read from a trace, for one run:
  *
  * - executions = the run's calls in order (executions seen as spans, any status), plus
  *   request-only calls that are `paused` or were rejected at an approval step — agno keeps a
@@ -81,7 +81,7 @@ function collectOwn(run: AgentRun, executions: AgnoExecution[], requestedNames: 
   }
 }
 
-/** True when any nested run, at any depth, has agno `tools` (T5 `_members_carry_tools`). */
+/** True when any nested run, at any depth, has agno `tools` (agno's `_members_carry_tools`). */
 export function membersCarryTools(run: AgentRun): boolean {
   const stack = [...(run.children ?? [])];
   const seen = new Set<AgentRun>();
@@ -112,7 +112,7 @@ export function argsAsDict(args: unknown): Record<string, unknown> {
 }
 
 /**
- * agno's argument match (R8/T3): every key of `spec` is present in `candidate` and equal
+ * agno's argument match: every key of `spec` is present in `candidate` and equal
  * under Python `==`. A top-level subset; nested values must be entirely equal.
  */
 export function specMatches(spec: Record<string, unknown>, candidate: Record<string, unknown>): boolean {

@@ -66,7 +66,7 @@ interface ReliabilityRules {
 }
 
 /**
- * agno `ReliabilityEval._evaluate` (rules R4–R10 of agno.md) on agno-shaped evidence.
+ * agno `ReliabilityEval._evaluate` on agno-shaped evidence.
  * Pure; throws only where agno would (an argument spec that is not a dict).
  */
 export function evaluateReliability(evidence: AgnoEvidence, rules: ReliabilityRules): ReliabilityDetail {
@@ -75,7 +75,7 @@ export function evaluateReliability(evidence: AgnoEvidence, rules: ReliabilityRu
   const expectedSet = expected === null ? null : new Set(expected);
   const strict = !rules.allowAdditionalToolCalls;
 
-  // R4
+  // Clean and attempted names.
   const cleanNames = new Set<string>();
   const attemptedNames = new Set<string>(requestedNames);
   for (const e of executions) {
@@ -88,14 +88,14 @@ export function evaluateReliability(evidence: AgnoEvidence, rules: ReliabilityRu
   const failed: string[] = [];
   const additional: string[] = [];
 
-  // R5: one entry per execution; strict mode polices attempts, not successes.
+  // One entry per execution; strict mode polices attempts, not successes.
   for (const e of executions) {
     if (!e.name) continue;
     if (expectedSet !== null && !expectedSet.has(e.name)) (strict ? failed : additional).push(e.name);
     else if (!e.error && !e.paused) passed.push(e.name);
   }
 
-  // R6: names only requested (refused, unknown tool), once each, sorted, after executions.
+  // Names only requested (refused, unknown tool), once each, sorted, after executions.
   if (expectedSet !== null) {
     const executedNames = new Set(executions.map((e) => e.name));
     const requestOnly = [...requestedNames].filter((n) => !executedNames.has(n)).sort(compareCodePoints);
@@ -104,7 +104,7 @@ export function evaluateReliability(evidence: AgnoEvidence, rules: ReliabilityRu
     }
   }
 
-  // R7: in list order, duplicates kept.
+  // Missing: in list order, duplicates kept.
   const missing: string[] = [];
   const missingNames = new Set<string>();
   if (expected !== null && expected.length > 0) {
@@ -115,7 +115,7 @@ export function evaluateReliability(evidence: AgnoEvidence, rules: ReliabilityRu
     }
   }
 
-  // R8: once per tool, skipping tools already reported missing.
+  // Argument checks: once per tool, skipping tools already reported missing.
   const passedArgs: string[] = [];
   const failedArgs: string[] = [];
   const argumentRules = rules.expectedToolCallArguments;
@@ -138,7 +138,7 @@ export function evaluateReliability(evidence: AgnoEvidence, rules: ReliabilityRu
     }
   }
 
-  // R9
+  // The verdict.
   const ok = failed.length === 0 && missing.length === 0 && failedArgs.length === 0;
   return {
     eval_status: ok ? 'PASSED' : 'FAILED',
@@ -182,7 +182,7 @@ function reliabilityReason(d: ReliabilityDetail): string | null {
 }
 
 /**
- * agno `ReliabilityEval` as a scorer over reconstructed runs (semantics §2.1). Score 1 when
+ * agno `ReliabilityEval` as a scorer over reconstructed runs. Score 1 when
  * PASSED, else 0. The constructor validates nothing, as agno's does: with no expectations
  * the eval passes vacuously.
  */

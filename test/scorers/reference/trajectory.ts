@@ -18,7 +18,7 @@ import { pythonEquals } from '../../../src/util/python-equals.js';
 import { PyFloat } from '../../../src/util/python-json.js';
 
 /**
- * `trajectory`: the eval-dataset trajectory evaluator of seed document 003 (semantics §2.4)
+ * `trajectory`: the eval-dataset trajectory evaluator
  * on the calls of a reconstructed run, plus order modes, precision/recall, loop detection
  * and per-tool retry accounting.
  */

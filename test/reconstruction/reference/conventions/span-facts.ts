@@ -11,7 +11,7 @@ export interface ArgsFacts {
   argsError?: string;
   /**
    * False when the value is missing, redacted (`__REDACTED__`), unparseable or not an
-   * object: reconstruction then prefers the joined request's arguments (semantics §1 rule 7).
+   * object: reconstruction then prefers the joined request's arguments.
    */
   usable: boolean;
 }
