@@ -25,6 +25,8 @@ export interface RunJudgeOptions {
   writer: VerdictWriter;
   judges: PendingJudges;
   onVerdict: ((verdict: Verdict) => void) | undefined;
+  /** Whether `onVerdict` is also given the `skipped: sampled_out` verdicts (see the processor's option). */
+  sampledOutVerdicts: boolean;
   problem: (kind: string, message: string, error?: unknown) => void;
 }
 
@@ -63,9 +65,12 @@ export class RunJudge {
   }
 
   /**
-   * A record for a run that is matched but not rebuilt (out of the sample, or incomplete):
-   * every scorer `skipped` with `reason`, about the run of `span` (its context is enough).
-   * Returns the decorated view for `view`.
+   * A record for a run that is matched but not rebuilt (out of the sample, or incomplete),
+   * about the run of `span` (its context is enough), counted per rule and reason. An
+   * incomplete run gets its full record, every scorer `skipped` with `reason`, where
+   * `placement` says; a run out of the sample gets one attribute on its span, and its verdict
+   * goes to `onVerdict` only when asked for (`sampledOutVerdicts`). Returns the decorated view
+   * for `view`.
    */
   skipped(
     identity: RunIdentity,
@@ -74,17 +79,23 @@ export class RunJudge {
     reason: string,
   ): ReadableSpan | undefined {
     const { policy, metrics, writer, onVerdict } = this._options;
-    let view: ReadableSpan | undefined;
     const rules = matchRules(identity, policy);
+    if (rules.length === 0) return undefined;
+    const full = reason !== 'sampled_out';
+    const deliver = onVerdict !== undefined && (full || this._options.sampledOutVerdicts);
+    let view: ReadableSpan | undefined;
     for (let index = 0; index < rules.length; index++) {
       const rule = rules[index]!;
       // The same for every run: built once per rule and reason.
       const record = this._skippedRecord(rule, reason);
+      metrics.recordRunSkipped(rule.name, reason);
       for (const result of record.results) metrics.recordResult(result, identity.agent, rule.name);
-      const where = index === 0 ? placement : 'span';
-      const written = writer.writeTelemetry(span, identity.agent, record.telemetry, record.results, where);
-      view ??= written;
-      if (onVerdict !== undefined) {
+      if (full) {
+        const where = index === 0 ? placement : 'span';
+        const written = writer.writeTelemetry(span, identity.agent, record.telemetry, record.results, where);
+        view ??= written;
+      }
+      if (deliver) {
         // Whom the record is about: built only for a listener.
         const { traceId, spanId } = span.spanContext();
         const { verdict } = skippedEvaluation(
@@ -96,7 +107,7 @@ export class RunJudge {
         this.deliver(verdict);
       }
     }
-    return view;
+    return full ? view : writer.markSkipped(span, reason, placement);
   }
 
   private _skippedRecord(rule: Rule, reason: string): SkippedRecord {
