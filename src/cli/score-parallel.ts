@@ -5,7 +5,6 @@ import { emptySummary, type VerdictSummary } from '../evaluation/check-gates.js'
 import { isTraceRecord, readInput } from '../input/read-records.js';
 import type { SpanLike, Verdict } from '../types.js';
 import type { CliIo } from './cli-io.js';
-import type { Scoring, ScoringSources } from './commands/score.js';
 import type { ProblemLog } from './problem-log.js';
 import {
   decodeRecord,
@@ -14,6 +13,7 @@ import {
   type ScoreStats,
   startProgress,
 } from './score-stream.js';
+import type { Scoring, ScoringSources } from './scoring.js';
 import { ShardScorer } from './shard-scorer.js';
 import {
   type FromShard,

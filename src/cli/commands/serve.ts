@@ -12,7 +12,7 @@ import { PolicyError } from '../../policy/policy-error.js';
 import type { Policy } from '../../types.js';
 import type { CliIo } from '../cli-io.js';
 import { POLICY_LIMIT_OPTIONS, policyLimitsOf, policyLimitUsage } from '../policy-limit-flags.js';
-import { loadJudges } from './score.js';
+import { loadJudges } from '../scoring.js';
 
 export const SERVE_USAGE = `usage: toolwatch serve --policy P [options]
 
