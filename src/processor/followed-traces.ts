@@ -9,8 +9,9 @@ import type { Policy } from '../types.js';
 import type { LiveChecks } from './live-checks.js';
 import type { PolicyTraits } from './policy-traits.js';
 import type { ProblemLog } from './problem-log.js';
-import { announcedRuleMatches, parentIdOf, parentSpanOf, spanIdentity } from './run-builder.js';
+import { announcedRuleMatches, spanIdentity } from './run-builder.js';
 import type { RunJudge } from './run-judge.js';
+import { parentIdOf, parentSpanOf } from './sdk-span.js';
 import {
   NO_SCOPE,
   newEntry,
@@ -240,18 +241,16 @@ export class FollowedTraces {
     nested: boolean,
     placement: Placement,
   ): ReadableSpan | undefined {
+    if (state.mode === TraceMode.SAMPLED_OUT)
+      return this._runs.recordSkipped(span, nested, 'sampled_out', placement);
     if (nested && this._allRulesRootOnly) return undefined;
     const identity = spanIdentity(span, nested, this._rulesReadAttributes);
-    let reason: string | undefined;
-    if (state.mode === TraceMode.SAMPLED_OUT) reason = 'sampled_out';
-    else if (matchRules(identity, this._policy).length > 0) {
-      // Matched no rule when it started, one now: its spans were not held.
-      this._problems.report(
-        'matched_after_start',
-        `agent span ${spanId} matched no rule when it started and matches one as it ends (attributes set later): its run gets an incomplete_trace record`,
-      );
-      reason = 'incomplete_trace';
-    }
-    return reason === undefined ? undefined : this._runs.skipped(identity, span, placement, reason);
+    if (matchRules(identity, this._policy).length === 0) return undefined;
+    // Matched no rule when it started, one now: its spans were not held.
+    this._problems.report(
+      'matched_after_start',
+      `agent span ${spanId} matched no rule when it started and matches one as it ends (attributes set later): its run gets an incomplete_trace record`,
+    );
+    return this._runs.skipped(identity, span, placement, 'incomplete_trace');
   }
 }

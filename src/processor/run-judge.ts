@@ -1,5 +1,5 @@
 import type { SpanContext } from '@opentelemetry/api';
-import { context, TraceFlags } from '@opentelemetry/api';
+import { context } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { verdictAttributes } from '../emission/attributes.js';
 import type { ToolwatchMetrics } from '../emission/metrics.js';
@@ -18,9 +18,12 @@ import {
 import { matchRules, type RunIdentity } from '../evaluation/match-rules.js';
 import type { AgentRun, Policy, Rule, ScorerResult, Verdict } from '../types.js';
 import { type PendingJudges, UNTRACED } from './pending-judges.js';
+import type { PolicyTraits } from './policy-traits.js';
+import { spanIdentity } from './run-builder.js';
 
 export interface RunJudgeOptions {
   policy: Policy;
+  traits: PolicyTraits;
   metrics: ToolwatchMetrics;
   writer: VerdictWriter;
   judges: PendingJudges;
@@ -30,16 +33,17 @@ export interface RunJudgeOptions {
   problem: (kind: string, message: string, error?: unknown) => void;
 }
 
-/**
- * Judges one run through the shared evaluation pipeline (`evaluateRun`, as offline) and
- * delivers what comes out: metrics, the verdict on the run span (the first matching rule)
- * or on `evaluate` spans (further rules, judges' results), `onVerdict`.
- */
+/** The record of runs not judged under one rule for one reason: the same for every such run. */
 interface SkippedRecord {
   results: ScorerResult[];
   telemetry: VerdictTelemetry;
 }
 
+/**
+ * Judges one run through the shared evaluation pipeline (`evaluateRun`, as offline) and
+ * delivers what comes out: metrics, the verdict on the run span (the first matching rule)
+ * or on `evaluate` spans (further rules, judges' results), `onVerdict`.
+ */
 export class RunJudge {
   private readonly _skipped = new Map<Rule, Map<string, SkippedRecord>>();
 
@@ -62,6 +66,23 @@ export class RunJudge {
       view ??= written;
     }
     return { matched: evaluations.length > 0, view };
+  }
+
+  /**
+   * The one place a run that is not judged gets its record: none for a nested run when every
+   * rule is root-only, else the record of `skipped` under the identity read from its agent
+   * span `span`, written on `where` (the span itself, or the context of one that has ended).
+   */
+  recordSkipped(
+    span: ReadableSpan,
+    nested: boolean,
+    reason: string,
+    placement: Placement,
+    where: ReadableSpan = span,
+  ): ReadableSpan | undefined {
+    const { traits } = this._options;
+    if (nested && traits.allRulesRootOnly) return undefined;
+    return this.skipped(spanIdentity(span, nested, traits.rulesReadAttributes), where, placement, reason);
   }
 
   /**
@@ -190,10 +211,4 @@ export class RunJudge {
       this._options.problem('on_verdict', 'onVerdict callback threw', error);
     }
   }
-}
-
-/** A stand-in for a run span that has already ended: only its context is needed, to parent an evaluate span. */
-export function contextOnly(traceId: string, spanId: string): ReadableSpan {
-  const spanContext: SpanContext = { traceId, spanId, traceFlags: TraceFlags.SAMPLED };
-  return { spanContext: () => spanContext } as ReadableSpan;
 }

@@ -16,9 +16,9 @@ import { LiveRunLocator } from './live-runs.js';
 import { PendingJudges } from './pending-judges.js';
 import { policyTraits } from './policy-traits.js';
 import { ProblemLog } from './problem-log.js';
-import { parentIdOf, parentSpanOf } from './run-builder.js';
 import { RunEvaluator } from './run-evaluator.js';
 import { RunJudge } from './run-judge.js';
+import { parentIdOf, parentSpanOf } from './sdk-span.js';
 import { MAX_SCOPES, type Tombstone, TraceBuffer, TraceMode } from './trace-buffer.js';
 
 export interface ToolwatchSpanProcessorOptions {
@@ -193,6 +193,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     });
     const runs = new RunJudge({
       policy,
+      traits,
       metrics,
       writer: this._writer,
       judges: this._judges,
