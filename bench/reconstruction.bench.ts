@@ -8,8 +8,9 @@
  * collection). Measured in the same process, interleaved, after warm-up; figures are medians.
  */
 import { spansFromOtlpJson } from '../src/conventions/from-otlp-json.js';
-import { readAhead, type SpanReading } from '../src/reconstruction/read-facts.js';
+import { readAhead } from '../src/reconstruction/read-facts.js';
 import { reconstructTrace } from '../src/reconstruction/reconstruct-trace.js';
+import type { SpanReading } from '../src/reconstruction/trace-model.js';
 import type { SpanLike } from '../src/types.js';
 import { encloseChildren, SpanFactory } from '../test/helpers/span-like.js';
 import { TraceBuilder } from '../test/helpers/trace-builder.js';

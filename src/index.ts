@@ -40,8 +40,8 @@ export type { ToolCallsOptions } from './scorers/tool-calls.js';
 export { toolCalls } from './scorers/tool-calls.js';
 export type { ToolOrderOptions } from './scorers/tool-order.js';
 export { toolOrder } from './scorers/tool-order.js';
-export type { TrajectoryOptions } from './scorers/trajectory.js';
 export { trajectory } from './scorers/trajectory.js';
+export type { TrajectoryOptions } from './scorers/trajectory-config.js';
 export type {
   AgentRun,
   ArgsSource,

@@ -137,6 +137,11 @@ export const ATTR_TOOLWATCH_EVALUATION_POLICY_DIGEST = 'toolwatch.evaluation.pol
 export const ATTR_TOOLWATCH_KEEP = 'toolwatch.keep' as const;
 /** Gateway: ids under which the trace held two spans with different content (all judged). */
 export const ATTR_TOOLWATCH_EVALUATION_SPAN_ID_CONFLICTS = 'toolwatch.evaluation.span_id_conflicts' as const;
+/**
+ * On the agent span of a run that was matched but not judged, the reason (`sampled_out`): the
+ * one attribute such a run carries. Its records are counted by `toolwatch.runs.skipped`.
+ */
+export const ATTR_TOOLWATCH_EVALUATION_SKIPPED = 'toolwatch.evaluation.skipped' as const;
 export const ATTR_TOOLWATCH_SCORER_KIND = 'toolwatch.scorer.kind' as const;
 export const ATTR_TOOLWATCH_SCORER_DIGEST = 'toolwatch.scorer.digest' as const;
 export const ATTR_TOOLWATCH_RULE = 'toolwatch.rule' as const;
@@ -159,6 +164,8 @@ export const METRIC_TOOLWATCH_TOOL_EXECUTIONS = 'toolwatch.tool.executions' as c
 export const METRIC_TOOLWATCH_TOOL_MISUSE = 'toolwatch.tool.misuse' as const;
 export const METRIC_TOOLWATCH_TOOL_GUARD_DECISIONS = 'toolwatch.tool.guard.decisions' as const;
 export const METRIC_TOOLWATCH_JUDGE_CALLS = 'toolwatch.judge.calls' as const;
+/** Matched runs that got a `skipped` record instead of a verdict, by rule and reason. */
+export const METRIC_TOOLWATCH_RUNS_SKIPPED = 'toolwatch.runs.skipped' as const;
 export const METRIC_TOOLWATCH_PROCESSOR_SPANS_DROPPED = 'toolwatch.processor.spans_dropped' as const;
 export const METRIC_TOOLWATCH_PROCESSOR_TRACES_BUFFERED = 'toolwatch.processor.traces_buffered' as const;
 /** Outermost agent runs no rule of the policy matched, by agent. */
@@ -167,5 +174,5 @@ export const METRIC_TOOLWATCH_RUNS_UNMATCHED = 'toolwatch.runs.unmatched' as con
 export const ATTR_OTEL_METRIC_OVERFLOW = 'otel.metric.overflow' as const;
 /** `toolwatch.judge.calls`: how a judge call ended. */
 export const ATTR_OUTCOME = 'outcome' as const;
-/** `toolwatch.processor.spans_dropped`: why spans were not held. */
+/** `toolwatch.processor.spans_dropped`: why spans were not held; `toolwatch.runs.skipped`: why a run was not judged. */
 export const ATTR_REASON = 'reason' as const;

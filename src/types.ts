@@ -235,8 +235,17 @@ export interface Scorer {
   readonly config: Record<string, unknown>;
   /** Tags carried into reports (`risk`, `intent`). */
   readonly tags?: { risk?: 'low' | 'medium' | 'high' | 'critical'; intent?: string };
+  /**
+   * Which tools' arguments the scorer reads: a set of tool names, or `'all'` (every call's
+   * arguments, no result). The processor leaves the other values of a run unparsed. Default
+   * (undefined): the scorer may read every call's arguments and results.
+   */
+  readonly argumentsRead?: ArgumentsRead;
   score(run: AgentRun, context?: ScoreContext): ScorerResult | Promise<ScorerResult>;
 }
+
+/** Which tools' arguments a scorer reads (`Scorer.argumentsRead`): tool names, or `'all'`. */
+export type ArgumentsRead = ReadonlySet<string> | 'all';
 
 /** A deterministic scorer: `score` returns its result synchronously. */
 export interface SyncScorer extends Scorer {

@@ -1,4 +1,4 @@
-import type { ArgRule } from '../scorers/trajectory.js';
+import type { ArgRule } from '../scorers/arg-rules.js';
 import type { GuardCheck } from '../types.js';
 
 /**

@@ -5,7 +5,6 @@ import { addSummary, emptySummary, type VerdictSummary } from '../evaluation/che
 import { isTraceRecord, readInput } from '../input/read-records.js';
 import type { SpanLike } from '../types.js';
 import type { CliIo } from './cli-io.js';
-import type { Scoring, ScoringSources } from './commands/score.js';
 import type { ProblemLog } from './problem-log.js';
 import {
   decodeRecord,
@@ -15,6 +14,7 @@ import {
   type ScoreStreamOptions,
   startProgress,
 } from './score-stream.js';
+import type { Scoring, ScoringSources } from './scoring.js';
 import { ShardScorer } from './shard-scorer.js';
 import {
   type FromShard,
@@ -28,6 +28,7 @@ import {
   shardsOfLine,
   type ToShard,
 } from './trace-shards.js';
+import { WorkerChannel } from './worker-channel.js';
 
 /** What the workers of a score run are started with, before anything is read. */
 export interface ShardWorkersOptions {
@@ -114,12 +115,6 @@ export interface ScoreParallelOptions {
 
 /** Text queued for one worker and not yet taken off its queue, before reading pauses. */
 const MAX_QUEUED_CHARS = 16 * 1024 * 1024;
-/** Records handed over per message (and what is pending at the end of every batch read). */
-const BATCH_RECORDS = 64;
-/** Records that go by before a worker that was handed none is told how far the input has got. */
-const IDLE_UPDATE_RECORDS = 256;
-/** The smallest buffer lines are copied into for a worker. */
-const BATCH_BYTES = 256 * 1024;
 
 /**
  * `toolwatch score --jobs N`: this thread reads the input, judges its share of the traces
@@ -130,315 +125,314 @@ const BATCH_BYTES = 256 * 1024;
  * `maxQueuedChars` of text queued per worker and as much output not yet written (reading waits
  * for both).
  */
-export async function scoreParallel(options: ScoreParallelOptions): Promise<{
+export function scoreParallel(options: ScoreParallelOptions): Promise<{
   stats: ScoreStats;
   summary: VerdictSummary;
 }> {
-  const { jobs, io, log } = options;
-  const pool = options.workers ?? new ShardWorkers(options);
-  const { owners, maxOpenSpans } = pool;
-  const stats = emptyStats();
-  const shardStats: ShardStats[] = [];
-  const summary = emptySummary();
-  // This thread's share: judged between reads, its verdicts written at once.
-  const local = new ShardScorer({
-    scoring: options.scoring,
-    ...(options.window !== undefined ? { window: options.window } : {}),
-    maxOpenSpans,
-    log,
-    ...(options.rebuild ? { rebuild: true } : {}),
-    onVerdict: options.onVerdict,
-  });
-  let localItems: ShardItem[] = [];
-  // Per worker (index = thread): the characters of each message it has not taken off its
-  // queue yet, oldest first (each message gets one reply), and their sum.
-  const inFlight: number[][] = Array.from({ length: jobs }, () => []);
-  const queuedChars = new Array<number>(jobs).fill(0);
-  const pending: ShardItem[][] = Array.from({ length: jobs }, () => []);
-  const pendingChars = new Array<number>(jobs).fill(0);
-  // Lines taken as bytes, copied into one buffer per worker and message (transferred, not
-  // copied again).
-  const pendingBytes: Array<Buffer | undefined> = new Array(jobs).fill(undefined);
-  const usedBytes = new Array<number>(jobs).fill(0);
-  const toldUpTo = new Array<number>(jobs).fill(0);
-  let records = 0;
-  let failure: unknown;
-  let wake: (() => void) | undefined;
-  const workers = pool.workers;
-  const ended: Array<Promise<void>> = [];
-  const countRuns = () => {
-    stats.runs = local.stats.runs + shardStats.reduce((n, s) => n + (s?.runs ?? 0), 0);
-  };
-  // Workers' output is written in order: a batch waits for the one before (the output may push
-  // back). What waits counts against the same bound as the workers' queues: a slow reader of
-  // the output slows the reading of the input.
-  let writing: Promise<void> = Promise.resolve();
-  let unwritten = 0;
-  const write = (message: Extract<FromShard, { lines: string }>) => {
-    const { lines, verdicts, problems } = message;
-    for (const [kind, where, text] of problems) log.report(kind, where, text);
-    if (lines.length === 0 && verdicts.length === 0) return;
-    const size = lines.length + verdicts.length * 2048;
-    unwritten += size;
-    writing = writing.then(async () => {
-      if (lines.length > 0) await options.onLines(lines);
-      for (const [v, file, rebuilt] of verdicts) {
-        const written = options.onVerdict(v, file, rebuilt);
-        if (written) await written;
-      }
-      unwritten -= size;
-      wake?.();
-    });
-    writing.catch(stop);
-  };
-  const stop = (err: unknown) => {
-    failure ??= err;
-    wake?.();
-  };
+  return new ParallelScore(options).run();
+}
 
-  const progress = io.stderrIsTTY
-    ? startProgress(options.files, stats, io, options.progressIntervalMs ?? 500)
-    : undefined;
-  try {
-    if (pool.failure !== undefined) throw pool.failure;
-    for (let shard = 1; shard < jobs; shard++) {
+/** A line taken for one thread, waiting for the batch it was read with. */
+interface TakenLine {
+  shard: number;
+  file: string;
+  line: number;
+  /** Puts the line in the thread's item; returns its size. */
+  fill: (item: ShardItem, shard: number) => number;
+}
+
+/** One `--jobs` run: the phases are the methods, in the order `run` calls them. */
+class ParallelScore {
+  private readonly _pool: ShardWorkers;
+  private readonly _stats = emptyStats();
+  private readonly _shardStats: ShardStats[] = [];
+  private readonly _summary = emptySummary();
+  /** This thread's share: judged between reads, its verdicts written at once. */
+  private readonly _local: ShardScorer;
+  private _localItems: ShardItem[] = [];
+  /** By thread; 0, this thread, has none. */
+  private readonly _channels: WorkerChannel[] = [];
+  /** Records numbered so far (the windows count records). */
+  private _records = 0;
+  private _failure: unknown;
+  private _wake: (() => void) | undefined;
+  private readonly _ended: Array<Promise<void>> = [];
+  /**
+   * Workers' output is written in order: a batch waits for the one before (the output may
+   * push back). What waits counts against the same bound as the workers' queues: a slow
+   * reader of the output slows the reading of the input.
+   */
+  private _writing: Promise<void> = Promise.resolve();
+  private _unwritten = 0;
+  private _taken: TakenLine[] = [];
+  private _next = 0;
+  /**
+   * Nothing is taken from a file before the reader has parsed a record of it, so it judges
+   * the file's start as one thread does: a first line that does not parse begins a
+   * pretty-printed document (taken, it was reported apart as "not JSON"), and a file whose
+   * first 1,000 lines are unreadable is not OTLP/JSON (taken lines counted as read, so the
+   * rest of the file was judged).
+   */
+  private _readerRecords = false;
+  private readonly _limit: number;
+
+  constructor(private readonly _options: ScoreParallelOptions) {
+    this._pool = _options.workers ?? new ShardWorkers(_options);
+    this._local = new ShardScorer({
+      scoring: _options.scoring,
+      ...(_options.window !== undefined ? { window: _options.window } : {}),
+      maxOpenSpans: this._pool.maxOpenSpans,
+      log: _options.log,
+      ...(_options.rebuild ? { rebuild: true } : {}),
+      onVerdict: _options.onVerdict,
+    });
+    this._limit = _options.maxQueuedChars ?? MAX_QUEUED_CHARS;
+  }
+
+  async run(): Promise<{ stats: ScoreStats; summary: VerdictSummary }> {
+    const { io, files } = this._options;
+    const progress = io.stderrIsTTY
+      ? startProgress(files, this._stats, io, this._options.progressIntervalMs ?? 500)
+      : undefined;
+    try {
+      if (this._pool.failure !== undefined) throw this._pool.failure;
+      this._listen();
+      for (const file of files) await this._readFile(file);
+      await this._finish();
+    } finally {
+      progress?.stop();
+      this._pool.stop();
+    }
+    return this._totals();
+  }
+
+  /** Takes the workers over: their replies are counted and written, their failures stop the run. */
+  private _listen(): void {
+    const workers = this._pool.workers;
+    for (let shard = 1; shard < this._options.jobs; shard++) {
       const worker = workers[shard]!;
+      const channel = new WorkerChannel(worker);
+      this._channels[shard] = channel;
       worker.removeAllListeners('exit');
       worker.ref();
-      ended.push(
+      this._ended.push(
         new Promise<void>((resolve, reject) => {
           let done = false;
           worker.on('message', (message: FromShard) => {
-            shardStats[shard] = message.stats;
-            countRuns();
-            write(message);
+            this._shardStats[shard] = message.stats;
+            this._countRuns();
+            this._write(message);
             if (message.kind === 'progress') {
-              queuedChars[shard]! -= inFlight[shard]!.shift() ?? 0;
-              wake?.();
+              channel.taken();
+              this._wake?.();
             } else {
               done = true;
-              addSummary(summary, message.summary);
+              addSummary(this._summary, message.summary);
               resolve();
             }
           });
           worker.on('error', (err) => {
-            stop(err);
+            this._stop(err);
             reject(err);
           });
           worker.on('exit', (code) => {
             if (done) return;
             const err = new Error(`a score worker stopped (exit code ${code}) before it finished`);
-            stop(err);
+            this._stop(err);
             reject(err);
           });
         }),
       );
     }
-    for (const p of ended) p.catch(() => {});
+    for (const p of this._ended) p.catch(() => {});
+  }
 
-    const send = (shard: number) => {
-      const items = pending[shard]!;
-      pending[shard] = [];
-      inFlight[shard]!.push(pendingChars[shard]!);
-      queuedChars[shard]! += pendingChars[shard]!;
-      pendingChars[shard] = 0;
-      toldUpTo[shard] = records;
-      const buffer = pendingBytes[shard];
-      if (buffer === undefined || usedBytes[shard] === 0) {
-        workers[shard]!.postMessage({ kind: 'records', items, upTo: records } satisfies ToShard);
-        return;
-      }
-      const bytes = new Uint8Array(buffer.buffer, buffer.byteOffset, usedBytes[shard]);
-      pendingBytes[shard] = undefined;
-      usedBytes[shard] = 0;
-      workers[shard]!.postMessage({ kind: 'records', items, bytes, upTo: records } satisfies ToShard, [
-        buffer.buffer as ArrayBuffer,
-      ]);
-    };
-    // A worker with nothing to do still learns now and then how far the input has got, so its
-    // window closes its traces (and lets their spans go) while the records go to the others.
-    const flush = () => {
-      for (let shard = 1; shard < jobs; shard++) {
-        if (pending[shard]!.length > 0 || records - toldUpTo[shard]! >= IDLE_UPDATE_RECORDS) send(shard);
-      }
-    };
-    const queue = (shard: number, item: ShardItem, chars: number) => {
-      if (shard === 0) {
-        localItems.push(item);
-        return;
-      }
-      pending[shard]!.push(item);
-      pendingChars[shard]! += chars;
-      if (pending[shard]!.length >= BATCH_RECORDS) send(shard);
-    };
-    /** This thread's records read since the last batch: judged now (the reader waits). */
-    const judgeLocal = async () => {
-      const items = localItems;
-      localItems = [];
-      for (const item of items) {
-        const judged = local.record(item, undefined);
-        if (judged) await judged;
-      }
-      const judged = local.advance(records);
-      if (judged) await judged;
-      countRuns();
-    };
-    const copy = (shard: number, chunk: Buffer, start: number, end: number): number => {
-      const length = end - start;
-      let buffer = pendingBytes[shard];
-      const used = usedBytes[shard]!;
-      if (buffer === undefined || used + length > buffer.length) {
-        // Its own ArrayBuffer (never node's shared pool), so it can be transferred.
-        const grown = Buffer.from(new ArrayBuffer(Math.max(BATCH_BYTES, 2 * (used + length))));
-        if (buffer !== undefined) buffer.copy(grown, 0, 0, used);
-        buffer = grown;
-        pendingBytes[shard] = buffer;
-      }
-      chunk.copy(buffer, used, start, end);
-      usedBytes[shard] = used + length;
-      return used;
-    };
-    // A line taken for the one thread in `mask` (0, or several threads: not taken, the reader
-    // parses it): one record; `fill` puts the line in the thread's item and returns its size.
-    // A line that mixes traces of several threads is parsed here, once, and its spans handed
-    // over: handed to each thread whole, it was parsed by every one of them, which made the
-    // Collector's batches (thousands of traces a line) slower than one thread. Taken lines
-    // wait, in input order, for the batch they were read with:
-    // they are numbered (the window counts records) in line order with the records the reader
-    // parsed between them, which it hands over only at the end of the batch (numbered as they
-    // were taken, a record parsed between two taken lines came after both: found by
-    // test/cli/score-jobs-hostile.test.ts).
-    let taken: Array<{
-      shard: number;
-      file: string;
-      line: number;
-      fill: (item: ShardItem, shard: number) => number;
-    }> = [];
-    let next = 0;
-    const take = (
-      mask: number,
-      file: string,
-      line: number,
-      fill: (item: ShardItem, shard: number) => number,
-    ) => {
-      if (mask === 0 || (mask & (mask - 1)) !== 0) return false;
-      stats.records++;
-      taken.push({ shard: 31 - Math.clz32(mask), file, line, fill });
-      return true;
-    };
-    /** Numbers and hands on the lines taken before line `before`. */
-    const handOn = (before: number) => {
-      while (next < taken.length && taken[next]!.line < before) {
-        const { shard, file, line, fill } = taken[next++]!;
-        const item: ShardItem = { at: ++records, file, line };
-        queue(shard, item, fill(item, shard));
-      }
-      if (next === taken.length) {
-        taken = [];
-        next = 0;
-      }
-    };
-    // Nothing is taken from a file before the reader has parsed a record of it, so it judges
-    // the file's start as one thread does: a first line that does not parse begins a
-    // pretty-printed document (taken, it was reported apart as "not JSON"), and a file whose
-    // first 1,000 lines are unreadable is not OTLP/JSON (taken lines counted as read, so the
-    // rest of the file was judged).
-    let readerRecords = false;
-    const claimBytes = (chunk: Buffer, start: number, end: number, file: string, line: number): boolean =>
-      readerRecords &&
-      take(shardsOfBytes(chunk, start, end, owners), file, line, (item, shard) => {
-        // This thread's own lines are decoded now; a worker's are copied for it, undecoded.
-        if (shard === 0) item.text = chunk.toString('utf8', start, end);
-        else {
-          item.offset = copy(shard, chunk, start, end);
-          item.length = end - start;
+  /** Reads one file, handing its records over by shard and judging this thread's share batch by batch. */
+  private async _readFile(file: string): Promise<void> {
+    const { io, log } = this._options;
+    const stats = this._stats;
+    stats.files++;
+    this._readerRecords = false;
+    const batches = readInput(file, {
+      onBytes: (n) => {
+        stats.bytes += n;
+      },
+      claim: this._claim,
+      claimBytes: this._claimBytes,
+      ...(io.stdin ? { stdin: io.stdin } : {}),
+    });
+    for await (const batch of batches) {
+      for (const item of batch) {
+        if (!isTraceRecord(item)) {
+          reportInputProblem(item, stats, log);
+          continue;
         }
-        return end - start;
-      });
-    const claim = (text: string, file: string, line: number): boolean =>
-      readerRecords &&
-      take(shardsOfLine(text, owners), file, line, (item) => {
-        item.text = text;
-        return text.length;
-      });
-    const limit = options.maxQueuedChars ?? MAX_QUEUED_CHARS;
-    const full = () => unwritten > limit || queuedChars.some((n) => n > limit);
-
-    for (const file of options.files) {
-      stats.files++;
-      readerRecords = false;
-      const batches = readInput(file, {
-        onBytes: (n) => {
-          stats.bytes += n;
-        },
-        claim,
-        claimBytes,
-        ...(io.stdin ? { stdin: io.stdin } : {}),
-      });
-      for await (const batch of batches) {
-        for (const item of batch) {
-          if (!isTraceRecord(item)) {
-            reportInputProblem(item, stats, log);
-            continue;
-          }
-          // Records read here (documents, protobuf, lines the shard scan cannot read): their
-          // spans are decoded here and handed over by shard, after the lines taken before them.
-          handOn(item.line);
-          readerRecords = true;
-          stats.records++;
-          const at = ++records;
-          const byShard = new Map<number, SpanLike[]>();
-          for (const span of decodeRecord(item, stats, log)) {
-            const shard = shardOf(span.traceId, owners);
-            const spans = byShard.get(shard);
-            if (spans) spans.push(span);
-            else byShard.set(shard, [span]);
-          }
-          for (const [shard, spans] of byShard) queue(shard, { at, file, line: item.line, spans }, 0);
+        // Records read here (documents, protobuf, lines the shard scan cannot read): their
+        // spans are decoded here and handed over by shard, after the lines taken before them.
+        this._handOn(item.line);
+        this._readerRecords = true;
+        stats.records++;
+        const at = ++this._records;
+        const byShard = new Map<number, SpanLike[]>();
+        for (const span of decodeRecord(item, stats, log)) {
+          const shard = shardOf(span.traceId, this._pool.owners);
+          const spans = byShard.get(shard);
+          if (spans) spans.push(span);
+          else byShard.set(shard, [span]);
         }
-        handOn(Number.POSITIVE_INFINITY);
-        // The workers first, so they judge while this thread judges its share.
-        flush();
-        await judgeLocal();
-        while (failure === undefined && full()) {
-          await new Promise<void>((resolve) => {
-            wake = resolve;
-          });
-          wake = undefined;
-        }
-        if (failure !== undefined) throw failure;
+        for (const [shard, spans] of byShard) this._queue(shard, { at, file, line: item.line, spans }, 0);
       }
-      // Lines taken after the file's last batch (its last line, read at its end).
-      handOn(Number.POSITIVE_INFINITY);
+      this._handOn(Number.POSITIVE_INFINITY);
+      // The workers first, so they judge while this thread judges its share.
+      for (const channel of this._channels.slice(1)) channel.flush(this._records);
+      await this._judgeLocal();
+      await this._waitForRoom();
+      if (this._failure !== undefined) throw this._failure;
     }
-    for (let shard = 1; shard < jobs; shard++) if (pending[shard]!.length > 0) send(shard);
-    for (const worker of workers.slice(1)) worker.postMessage({ kind: 'end' } satisfies ToShard);
-    await judgeLocal();
-    const judged = local.finish();
+    // Lines taken after the file's last batch (its last line, read at its end).
+    this._handOn(Number.POSITIVE_INFINITY);
+  }
+
+  /** Ends the input for every thread and waits for their verdicts and for the output. */
+  private async _finish(): Promise<void> {
+    for (const channel of this._channels.slice(1)) if (channel.hasPending) channel.send(this._records);
+    for (const worker of this._pool.workers.slice(1)) worker.postMessage({ kind: 'end' } satisfies ToShard);
+    await this._judgeLocal();
+    const judged = this._local.finish();
     if (judged) await judged;
-    await Promise.all(ended);
-    await writing;
-    if (failure !== undefined) throw failure;
-  } finally {
-    progress?.stop();
-    pool.stop();
+    await Promise.all(this._ended);
+    await this._writing;
+    if (this._failure !== undefined) throw this._failure;
   }
-  addSummary(summary, local.summarizer.summary);
-  for (const s of [local.counts(), ...shardStats.slice(1)]) {
-    stats.verdicts += s.verdicts;
-    stats.passed += s.passed;
-    stats.unreadable += s.unreadable;
-    stats.unmatched += s.unmatched;
-    stats.split += s.split;
-    stats.records -= s.notRecords;
-    stats.unjudged.merge(s.unjudged);
-    stats.spans += s.spans;
-    stats.traces += s.traces;
-    stats.agentRuns += s.agentRuns;
-    stats.unmatchedRuns.merge(s.unmatchedRuns);
+
+  /** Every thread's counts and summaries, summed. */
+  private _totals(): { stats: ScoreStats; summary: VerdictSummary } {
+    const stats = this._stats;
+    addSummary(this._summary, this._local.summarizer.summary);
+    for (const s of [this._local.counts(), ...this._shardStats.slice(1)]) {
+      stats.verdicts += s.verdicts;
+      stats.passed += s.passed;
+      stats.unreadable += s.unreadable;
+      stats.unmatched += s.unmatched;
+      stats.split += s.split;
+      stats.records -= s.notRecords;
+      stats.unjudged.merge(s.unjudged);
+      stats.spans += s.spans;
+      stats.traces += s.traces;
+      stats.agentRuns += s.agentRuns;
+      stats.unmatchedRuns.merge(s.unmatchedRuns);
+    }
+    this._countRuns();
+    return { stats, summary: this._summary };
   }
-  countRuns();
-  return { stats, summary };
+
+  private _countRuns(): void {
+    this._stats.runs = this._local.stats.runs + this._shardStats.reduce((n, s) => n + (s?.runs ?? 0), 0);
+  }
+
+  private _write(message: Extract<FromShard, { lines: string }>): void {
+    const { lines, verdicts, problems } = message;
+    for (const [kind, where, text] of problems) this._options.log.report(kind, where, text);
+    if (lines.length === 0 && verdicts.length === 0) return;
+    const size = lines.length + verdicts.length * 2048;
+    this._unwritten += size;
+    this._writing = this._writing.then(async () => {
+      if (lines.length > 0) await this._options.onLines(lines);
+      for (const [v, file, rebuilt] of verdicts) {
+        const written = this._options.onVerdict(v, file, rebuilt);
+        if (written) await written;
+      }
+      this._unwritten -= size;
+      this._wake?.();
+    });
+    this._writing.catch((err) => this._stop(err));
+  }
+
+  private _stop(err: unknown): void {
+    this._failure ??= err;
+    this._wake?.();
+  }
+
+  /** Reading waits while a worker's queue, or the output not yet written, is over the bound. */
+  private async _waitForRoom(): Promise<void> {
+    const full = () =>
+      this._unwritten > this._limit || this._channels.some((channel) => channel.queuedChars > this._limit);
+    while (this._failure === undefined && full()) {
+      await new Promise<void>((resolve) => {
+        this._wake = resolve;
+      });
+      this._wake = undefined;
+    }
+  }
+
+  private _queue(shard: number, item: ShardItem, chars: number): void {
+    if (shard === 0) this._localItems.push(item);
+    else this._channels[shard]!.queue(item, chars, this._records);
+  }
+
+  /** This thread's records read since the last batch: judged now (the reader waits). */
+  private async _judgeLocal(): Promise<void> {
+    const items = this._localItems;
+    this._localItems = [];
+    for (const item of items) {
+      const judged = this._local.record(item, undefined);
+      if (judged) await judged;
+    }
+    const judged = this._local.advance(this._records);
+    if (judged) await judged;
+    this._countRuns();
+  }
+
+  /**
+   * A line taken for the one thread in `mask` (0, or several threads: not taken, the reader
+   * parses it): one record. A line that mixes traces of several threads is parsed here, once,
+   * and its spans handed over: handed to each thread whole, it was parsed by every one of
+   * them, which made the Collector's batches (thousands of traces a line) slower than one
+   * thread. Taken lines wait, in input order, for the batch they were read with: they are
+   * numbered (the window counts records) in line order with the records the reader parsed
+   * between them, which it hands over only at the end of the batch (numbered as they were
+   * taken, a record parsed between two taken lines came after both: found by
+   * test/cli/score-jobs-hostile.test.ts).
+   */
+  private _take(mask: number, file: string, line: number, fill: TakenLine['fill']): boolean {
+    if (mask === 0 || (mask & (mask - 1)) !== 0) return false;
+    this._stats.records++;
+    this._taken.push({ shard: 31 - Math.clz32(mask), file, line, fill });
+    return true;
+  }
+
+  /** Numbers and hands on the lines taken before line `before`. */
+  private _handOn(before: number): void {
+    const taken = this._taken;
+    while (this._next < taken.length && taken[this._next]!.line < before) {
+      const { shard, file, line, fill } = taken[this._next++]!;
+      const item: ShardItem = { at: ++this._records, file, line };
+      this._queue(shard, item, fill(item, shard));
+    }
+    if (this._next === taken.length) {
+      this._taken = [];
+      this._next = 0;
+    }
+  }
+
+  private readonly _claimBytes = (chunk: Buffer, start: number, end: number, file: string, line: number) =>
+    this._readerRecords &&
+    this._take(shardsOfBytes(chunk, start, end, this._pool.owners), file, line, (item, shard) => {
+      // This thread's own lines are decoded now; a worker's are copied for it, undecoded.
+      if (shard === 0) item.text = chunk.toString('utf8', start, end);
+      else {
+        item.offset = this._channels[shard]!.copy(chunk, start, end);
+        item.length = end - start;
+      }
+      return end - start;
+    });
+
+  private readonly _claim = (text: string, file: string, line: number) =>
+    this._readerRecords &&
+    this._take(shardsOfLine(text, this._pool.owners), file, line, (item) => {
+      item.text = text;
+      return text.length;
+    });
 }
 
 /**

@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { RebuiltRun } from '../report/rebuilt-run.js';
 import type { Verdict } from '../types.js';
-import { loadScoring } from './commands/score.js';
+import { loadScoring } from './scoring.js';
 import { ShardScorer } from './shard-scorer.js';
 import type { FromShard, ShardSetup, ToShard } from './trace-shards.js';
 import { verdictLine } from './verdict-output.js';

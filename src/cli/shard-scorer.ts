@@ -3,8 +3,8 @@ import { VerdictSummarizer } from '../evaluation/check-gates.js';
 import { printable } from '../input/printable.js';
 import { describeValue, isRequestShaped } from '../input/read-records.js';
 import type { Problem, SpanLike } from '../types.js';
-import type { Scoring } from './commands/score.js';
 import { emptyStats, type ProblemSink, type ScoreStreamOptions, TraceScorer } from './score-stream.js';
+import type { Scoring } from './scoring.js';
 import type { ShardItem, ShardStats } from './trace-shards.js';
 
 export interface ShardScorerOptions {

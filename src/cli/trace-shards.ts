@@ -1,8 +1,8 @@
 import type { VerdictSummary } from '../evaluation/check-gates.js';
 import type { RebuiltRun } from '../report/rebuilt-run.js';
 import type { SpanLike, Verdict } from '../types.js';
-import type { ScoringSources } from './commands/score.js';
 import type { NameTally } from './name-tally.js';
+import type { ScoringSources } from './scoring.js';
 
 /**
  * `toolwatch score --jobs N` splits the input's traces among N threads by trace id: a trace's

@@ -1,8 +1,20 @@
 import type { HistoryCall, SpanLike, ToolDefinition, ToolExecution, ToolStatus } from '../types.js';
-import type { UnreadToolValues } from './unread-tool-values.js';
 
 /** What a span is for reconstruction. `other` spans only carry structure. */
 export type SpanRole = 'agent' | 'tool' | 'llm' | 'other';
+
+/**
+ * A tool span's arguments and result as the span carried them, not parsed yet. Parsing them
+ * is most of what reading a tool span costs, and most scorers read neither (names, order,
+ * counts): the processor reads arguments only for the tools whose arguments a scorer of its
+ * policy reads, or when reconstruction itself needs them (joins to model requests, history),
+ * and results never (only LLM judges and custom scorers read them, and with those nothing is
+ * left unread).
+ */
+export interface UnreadToolValues {
+  args: unknown;
+  result: unknown;
+}
 
 /** Arguments as read from a span or a message part. */
 export interface ArgsFacts {

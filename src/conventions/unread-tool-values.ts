@@ -2,19 +2,6 @@ import { REDACTED, readArgs } from './read-values.js';
 import type { ToolFacts } from './span-facts.js';
 
 /**
- * A tool span's arguments and result as the span carried them, not parsed yet. Parsing them
- * is most of what reading a tool span costs, and most scorers read neither (names, order,
- * counts): the processor reads arguments only for the tools whose arguments a scorer of its
- * policy reads, or when reconstruction itself needs them (joins to model requests, history),
- * and results never (only LLM judges and custom scorers read them, and with those nothing is
- * left unread).
- */
-export interface UnreadToolValues {
-  args: unknown;
-  result: unknown;
-}
-
-/**
  * Whether a tool span's values can be left unread: the result must not be able to make the
  * call a refusal (a validation failure is a JSON object whose message says so, which text
  * without that phrase or an escape cannot hold), since that decides what the span is.

@@ -17,6 +17,7 @@ import {
   METRIC_TOOLWATCH_JUDGE_CALLS,
   METRIC_TOOLWATCH_PROCESSOR_SPANS_DROPPED,
   METRIC_TOOLWATCH_PROCESSOR_TRACES_BUFFERED,
+  METRIC_TOOLWATCH_RUNS_SKIPPED,
   METRIC_TOOLWATCH_RUNS_UNMATCHED,
   METRIC_TOOLWATCH_TOOL_EXECUTIONS,
   METRIC_TOOLWATCH_TOOL_GUARD_DECISIONS,
@@ -46,6 +47,8 @@ export interface ToolwatchMetricsOptions {
 
 const LABELS: readonly ResultLabel[] = ['pass', 'fail', 'error', 'skipped'];
 const MISUSE_KINDS: readonly MisuseKind[] = ['forbidden', 'unexpected', 'call_budget', 'repeated_call'];
+/** The reasons a matched run is not judged in process: its series start at 0 for every rule. */
+const SKIP_REASONS: readonly string[] = ['sampled_out', 'incomplete_trace'];
 const GLOB_CHARS = /[*?[\]{}]/;
 
 /**
@@ -63,6 +66,7 @@ export class ToolwatchMetrics {
   private readonly _misuse: AggregatedCounter;
   private readonly _guardDecisions: AggregatedCounter;
   private readonly _judgeCalls: AggregatedCounter;
+  private readonly _runsSkipped: AggregatedCounter;
   private readonly _spansDropped: AggregatedCounter;
   private readonly _tracesBuffered: AggregatedCounter;
   private readonly _runsUnmatched: AggregatedCounter;
@@ -127,6 +131,15 @@ export class ToolwatchMetrics {
       { unit: '{call}', description: 'LLM judge calls, by scorer and outcome.' },
       [ATTR_GEN_AI_EVALUATION_NAME, ATTR_OUTCOME],
     );
+    this._runsSkipped = aggregatedCounter(
+      meter,
+      METRIC_TOOLWATCH_RUNS_SKIPPED,
+      {
+        unit: '{run}',
+        description: 'Matched runs not judged (out of the sample, incomplete), by rule and reason.',
+      },
+      [ATTR_TOOLWATCH_RULE, ATTR_REASON],
+    );
     this._spansDropped = aggregatedCounter(
       meter,
       METRIC_TOOLWATCH_PROCESSOR_SPANS_DROPPED,
@@ -175,6 +188,9 @@ export class ToolwatchMetrics {
         if (agent !== undefined) attributes[ATTR_GEN_AI_AGENT_NAME] = agent;
         this._misuse.seed(attributes);
       }
+      for (const reason of SKIP_REASONS) {
+        this._runsSkipped.seed({ [ATTR_TOOLWATCH_RULE]: rule.name, [ATTR_REASON]: reason });
+      }
     }
   }
 
@@ -215,6 +231,11 @@ export class ToolwatchMetrics {
   /** An outermost agent run no rule matched (so it got no verdict). */
   recordUnmatchedRun(agent: string): void {
     if (this._recording) this._runsUnmatched.add(1, cappedName(agent));
+  }
+
+  /** A matched run got a `skipped` record under `rule` instead of a verdict (coverage: compare with `toolwatch.evaluations`). */
+  recordRunSkipped(rule: string, reason: string): void {
+    if (this._recording) this._runsSkipped.add(1, rule, reason);
   }
 
   recordSpansDropped(reason: string, count = 1): void {

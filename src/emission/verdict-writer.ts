@@ -1,7 +1,7 @@
 import type { Attributes, HrTime, Span, SpanContext, TracerProvider } from '@opentelemetry/api';
 import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import type { ReadableSpan, TimedEvent } from '@opentelemetry/sdk-trace-base';
-import { EVENT_GEN_AI_EVALUATION_RESULT } from '../semconv.js';
+import { ATTR_TOOLWATCH_EVALUATION_SKIPPED, EVENT_GEN_AI_EVALUATION_RESULT } from '../semconv.js';
 import type { RedactOptions, ScorerResult, Verdict } from '../types.js';
 import { verdictAttributes } from './attributes.js';
 import { decoratedSpan } from './decorated-span.js';
@@ -97,6 +97,21 @@ export class VerdictWriter {
     return undefined;
   }
 
+  /**
+   * Marks the span of a run that is not judged with its one attribute,
+   * `toolwatch.evaluation.skipped: reason`, when the span can still carry it: written in place
+   * (if it has room under its limits), or on the view handed on. A run span that has ended
+   * (`span` placement) gets nothing: a new span for one attribute would cost more than the
+   * record it replaces, and the metrics count the run either way.
+   */
+  markSkipped(span: ReadableSpan, reason: string, placement: Placement): ReadableSpan | undefined {
+    if (placement === 'view') return decoratedSpan(span, skippedMark(reason), NO_RESULTS);
+    if (placement === 'inline' && hasRoom(span, skippedMark(reason), 0)) {
+      (span as unknown as Span).setAttribute(ATTR_TOOLWATCH_EVALUATION_SKIPPED, reason);
+    }
+    return undefined;
+  }
+
   /** A new `evaluate {agent}` span in the run's trace, parented to and linked to the run span. */
   evaluateSpan(
     runSpan: SpanContext,
@@ -144,6 +159,19 @@ export class VerdictWriter {
       this._flushing = false;
     }
   }
+}
+
+const NO_RESULTS: readonly ScorerResult[] = [];
+const SKIPPED_MARKS = new Map<string, Attributes>();
+
+/** The one attribute of a skipped run's span, built once per reason. */
+function skippedMark(reason: string): Attributes {
+  let mark = SKIPPED_MARKS.get(reason);
+  if (mark === undefined) {
+    mark = { [ATTR_TOOLWATCH_EVALUATION_SKIPPED]: reason };
+    SKIPPED_MARKS.set(reason, mark);
+  }
+  return mark;
 }
 
 /** A verdict as span data: the summary attributes and one event's attributes per result. */

@@ -2,8 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bearerTokenMatches } from './bearer-token.js';
 import type { BodyBudget } from './body-budget.js';
 import { guardAnswerJson } from './guard-service.js';
-import { gunzipLimited, readBody } from './http-receiver.js';
 import { RpcCode, rpcStatusJson } from './otlp-responses.js';
+import { gunzipLimited, readBody } from './read-body.js';
 import type { ToolwatchGateway } from './toolwatch-gateway.js';
 
 export interface GuardRouteLimits {

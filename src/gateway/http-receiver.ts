@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { gunzip } from 'node:zlib';
 import { otlpProtobufFromJson } from '../otlp/otlp-protobuf-from-json.js';
 import { bearerTokenMatches } from './bearer-token.js';
 import { BodyBudget } from './body-budget.js';
 import { serveGuard } from './guard-route.js';
 import { exportResponse, exportResponseJson, RpcCode, rpcStatus, rpcStatusJson } from './otlp-responses.js';
+import { gunzipLimited, readBody } from './read-body.js';
 import type { ToolwatchGateway } from './toolwatch-gateway.js';
 
 export interface HttpReceiverOptions {
@@ -159,55 +159,6 @@ function encodingOf(header: string | undefined): Encoding | undefined {
   if (type === 'application/x-protobuf' || type === 'application/protobuf') return 'protobuf';
   if (type === 'application/json') return 'json';
   return undefined;
-}
-
-export function readBody(
-  req: IncomingMessage,
-  max: number,
-  budget: BodyBudget,
-  held: { bytes: number },
-): Promise<Buffer | 'too_large' | 'busy' | 'aborted'> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    req.on('data', (chunk: Buffer) => {
-      if (done) return;
-      size += chunk.length;
-      if (size > max) {
-        done = true;
-        chunks.length = 0;
-        resolve('too_large');
-        return;
-      }
-      if (!budget.take(chunk.length, 'http')) {
-        done = true;
-        chunks.length = 0;
-        resolve('busy');
-        return;
-      }
-      held.bytes += chunk.length;
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (!done) resolve(Buffer.concat(chunks));
-      done = true;
-    });
-    req.on('error', () => {
-      if (!done) resolve('aborted');
-      done = true;
-    });
-    req.on('close', () => {
-      if (!done) resolve('aborted');
-      done = true;
-    });
-  });
-}
-
-export function gunzipLimited(body: Buffer, max: number): Promise<Buffer> {
-  return new Promise((resolve, reject) =>
-    gunzip(body, { maxOutputLength: max }, (err, out) => (err ? reject(err) : resolve(out))),
-  );
 }
 
 function fail(

@@ -5,6 +5,7 @@ import { evaluateTraces } from '../evaluation/evaluate-traces.js';
 import type { JudgeLimiter } from '../evaluation/judge-limiter.js';
 import { appendToSpan, DoubleValue, type EventToAdd } from '../otlp/encode-values.js';
 import type { RawSpan } from '../otlp/trace-request-splice.js';
+import { resultMisuse } from '../scorers/result-readers.js';
 import {
   ATTR_GEN_AI_EVALUATION_SCORE_VALUE,
   ATTR_TOOLWATCH_EVALUATION_FAILED,
@@ -13,7 +14,7 @@ import {
   ATTR_TOOLWATCH_KEEP,
   EVENT_GEN_AI_EVALUATION_RESULT,
 } from '../semconv.js';
-import type { AgentRun, JudgeFunction, MisuseKind, Policy, Problem, Verdict } from '../types.js';
+import type { AgentRun, JudgeFunction, Policy, Problem, Verdict } from '../types.js';
 import { type BufferedTrace, listedConflicts } from './trace-assembler.js';
 
 export interface JudgeOptions {
@@ -114,26 +115,15 @@ function events(verdicts: readonly Verdict[], span: RawSpan, policy: Policy): Ev
   );
 }
 
-const MISUSE_BY_ERROR: Record<string, MisuseKind> = {
-  forbidden_tool: 'forbidden',
-  call_budget_exceeded: 'call_budget',
-  repeated_call: 'repeated_call',
-};
-
 /**
- * Results by scorer and label, and misuse from the trajectory scorer's errors: the gateway
- * sees a run when it is complete, so misuse is counted from the verdict rather than live.
+ * Results by scorer and label, and the misuse the results show, as their scorer kind reads
+ * it: the gateway sees a run when it is complete, so misuse is counted from the verdict
+ * rather than live.
  */
 function recordMetrics(verdict: Verdict, metrics: ToolwatchMetrics): void {
   for (const result of verdict.results) {
     metrics.recordResult(result, verdict.agent, verdict.rule);
-    if (result.kind !== 'trajectory') continue;
-    const errors = result.detail?.errors;
-    if (!Array.isArray(errors)) continue;
-    for (const error of errors) {
-      const kind = MISUSE_BY_ERROR[(error as { code?: string })?.code ?? ''];
-      const tool = (error as { tool?: unknown }).tool;
-      if (kind) metrics.recordMisuse(kind, typeof tool === 'string' ? tool : '', verdict.agent, verdict.rule);
-    }
+    for (const { kind, tool } of resultMisuse(result))
+      metrics.recordMisuse(kind, tool, verdict.agent, verdict.rule);
   }
 }

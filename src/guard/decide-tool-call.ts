@@ -1,7 +1,7 @@
 import { parseArgs } from '../processor/live-misuse.js';
 import { checkField } from '../scorers/arg-rules.js';
-import { listPreview } from '../scorers/trajectory.js';
 import type { GuardCheck, ToolCall, ToolCallDecision } from '../types.js';
+import { listPreview } from '../util/list-preview.js';
 import { CHECK_BIT, type GuardRule } from './guard-rules.js';
 
 /** What the guard knows of the run before the call: its calls so far (not counting this one). */

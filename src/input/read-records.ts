@@ -202,7 +202,7 @@ interface BadRun {
   first: string;
 }
 
-async function* readJson(
+function readJson(
   file: string,
   data: AsyncIterable<Buffer>,
   maxDocument: number,
@@ -210,108 +210,177 @@ async function* readJson(
   sink: Sink,
   claims: Pick<ReadRecordsOptions, 'claim' | 'claimBytes'> = {},
 ): AsyncGenerator<InputItem[]> {
-  const { claim, claimBytes } = claims;
-  const report = (p: InputProblem) => sink.items.push(p);
-  const emit = (line: number, value: unknown) => sink.items.push({ file, line, value });
-  let lineNo = 0;
-  let good = 0;
-  let sawText = false;
-  let checkedBinary = false;
-  let skipping = false;
-  let bad: BadRun | undefined;
-  // The start of a line that continues into the next chunk: bytes, decoded once it is whole
-  // (so a character split between chunks decodes right, and no chunk is copied into a string
-  // only to be cut into lines).
-  let carry: Buffer[] = [];
-  let carryBytes = 0;
-  // A first line that opens but does not close a JSON value: maybe a pretty-printed document.
-  let doc: string[] | undefined;
-  let docSize = 0;
+  return new JsonLinesReader(file, maxDocument, maxLeadingUnreadable, sink, claims).read(data);
+}
 
-  const flushBad = () => {
-    if (!bad) return;
-    const { from, to, count, first } = bad;
-    bad = undefined;
-    report(
-      count === 1
-        ? { file, line: from, message: first, records: 1 }
-        : {
-            file,
-            line: from,
-            toLine: to,
-            message: `${count} unreadable lines (first: ${first})`,
-            records: count,
-          },
-    );
-  };
-  const docTooLarge = (lines: readonly string[]) =>
-    report({
-      file,
-      line: lineNo - lines.length + 1,
-      message: `a single JSON document larger than ${maxDocument / MiB} MiB; write JSON Lines (one request per line) instead`,
+/**
+ * Reads OTLP/JSON: JSON Lines (one request, or an array of them, per line), or one
+ * pretty-printed document, told apart by the first line. Runs of unreadable lines are
+ * reported as one problem each; a file whose first lines are all unreadable is not read on.
+ * The phases of a chunk are the methods `read` calls, in order.
+ */
+class JsonLinesReader {
+  private _lineNo = 0;
+  private _good = 0;
+  private _sawText = false;
+  private _checkedBinary = false;
+  private _skipping = false;
+  private _bad: BadRun | undefined;
+  /**
+   * The start of a line that continues into the next chunk: bytes, decoded once it is whole
+   * (so a character split between chunks decodes right, and no chunk is copied into a string
+   * only to be cut into lines).
+   */
+  private _carry: Buffer[] = [];
+  private _carryBytes = 0;
+  /** A first line that opens but does not close a JSON value: maybe a pretty-printed document. */
+  private _doc: string[] | undefined;
+  private _docSize = 0;
+  private readonly _claim: ReadRecordsOptions['claim'];
+  private readonly _claimBytes: ReadRecordsOptions['claimBytes'];
+
+  constructor(
+    private readonly _file: string,
+    private readonly _maxDocument: number,
+    private readonly _maxLeadingUnreadable: number,
+    private readonly _sink: Sink,
+    claims: Pick<ReadRecordsOptions, 'claim' | 'claimBytes'>,
+  ) {
+    this._claim = claims.claim;
+    this._claimBytes = claims.claimBytes;
+  }
+
+  async *read(data: AsyncIterable<Buffer>): AsyncGenerator<InputItem[]> {
+    const sink = this._sink;
+    for await (const chunk of data) {
+      if (!this._checkedBinary && this._binary(chunk)) return;
+      let start = this._lineCarried(chunk);
+      if (start === STOP) return;
+      if (start === NEXT_CHUNK) continue;
+      let nl = chunk.indexOf(0x0a, start);
+      while (nl !== -1) {
+        if (!this._offerBytes(chunk, start, nl) && !this._handle(chunk.toString('utf8', start, nl))) {
+          this._stopEarly();
+          return;
+        }
+        start = nl + 1;
+        nl = chunk.indexOf(0x0a, start);
+        // Parsed records handed over a few at a time, not a whole chunk's worth: they die young
+        // (decoded, then dropped) instead of outliving a scavenge together.
+        if (sink.items.length >= BATCH_RECORDS) yield sink.take();
+      }
+      if (!this._keepRest(chunk, start)) return;
+      // With a claim, every chunk ends in a yield, empty or not: its reader hands the claimed
+      // lines on (and waits for their takers) between chunks.
+      if (sink.items.length > 0 || this._claim !== undefined || this._claimBytes !== undefined)
+        yield sink.take();
+    }
+    if (
+      this._carryBytes > 0 &&
+      !this._handle(Buffer.concat(this._carry, this._carryBytes).toString('utf8'))
+    ) {
+      this._stopEarly();
+      return;
+    }
+    this._end();
+  }
+
+  /** Whether the first chunk holds binary data (reported: it is not OTLP/JSON). */
+  private _binary(chunk: Buffer): boolean {
+    this._checkedBinary = true;
+    const at = binaryOffset(chunk);
+    if (at < 0) return false;
+    this._report({
+      file: this._file,
+      offset: at,
+      message: `binary data, not OTLP/JSON (byte 0x${chunk[at]!.toString(16).padStart(2, '0')} at offset ${at}); OTLP/protobuf files must be named .pb or .binpb`,
       records: 1,
     });
-  const noteBad = (line: number, message: string) => {
-    if (bad) {
-      bad.to = line;
-      bad.count++;
-    } else bad = { from: line, to: line, count: 1, first: message };
-  };
+    return true;
+  }
 
-  // Returns false to stop reading the file.
-  const handle = (line: string): boolean => {
-    lineNo++;
+  /**
+   * Ends the line carried over from the chunks before, if it ends in this one; returns where
+   * this chunk's next line starts, STOP to stop reading the file, or NEXT_CHUNK when the
+   * whole chunk belongs to a line being dropped.
+   */
+  private _lineCarried(chunk: Buffer): number {
+    const nl = chunk.indexOf(0x0a);
+    if (this._skipping) {
+      // The rest of an over-long line: dropped up to its end, without holding it.
+      if (nl === -1) return NEXT_CHUNK;
+      this._skipping = false;
+      return nl + 1;
+    }
+    if (this._carryBytes === 0 || nl === -1) return 0;
+    if (this._carryBytes + nl > this._maxDocument) {
+      // A line (or a document's line) that ends here past the bound: known from its size,
+      // before its parts are joined and decoded (which held it three times over).
+      this._carry = [];
+      this._carryBytes = 0;
+      if (this._doc) {
+        this._docTooLarge(this._doc);
+        return STOP;
+      }
+      this._noteBad(++this._lineNo, `line longer than ${this._maxDocument / MiB} MiB`);
+      return nl + 1;
+    }
+    this._carry.push(chunk.subarray(0, nl));
+    const line = Buffer.concat(this._carry, this._carryBytes + nl).toString('utf8');
+    this._carry = [];
+    this._carryBytes = 0;
+    if (!this._handle(line)) {
+      this._stopEarly();
+      return STOP;
+    }
+    return nl + 1;
+  }
+
+  /** Keeps the chunk's unfinished last line, within the bounds; false to stop reading the file. */
+  private _keepRest(chunk: Buffer, start: number): boolean {
+    if (start < chunk.length) {
+      this._carry.push(start === 0 ? chunk : chunk.subarray(start));
+      this._carryBytes += chunk.length - start;
+    }
+    if (this._doc && this._docSize + this._carryBytes > this._maxDocument) {
+      // A document's line that never ends is held only up to the document bound, as its
+      // whole lines are.
+      this._docTooLarge(this._doc);
+      return false;
+    }
+    if (this._carryBytes > this._maxDocument && !this._doc) {
+      this._noteBad(++this._lineNo, `line longer than ${this._maxDocument / MiB} MiB`);
+      this._carry = [];
+      this._carryBytes = 0;
+      this._skipping = true;
+    }
+    return true;
+  }
+
+  /** One decoded line. Returns false to stop reading the file. */
+  private _handle(line: string): boolean {
+    this._lineNo++;
     let text = line.length > 0 && line.charCodeAt(line.length - 1) === 0x0d ? line.slice(0, -1) : line;
     // A byte-order mark (Windows editors, PowerShell) is not part of the first record.
-    if (lineNo === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-    if (doc) {
-      // Inside a candidate document, a line that is a whole request means JSON Lines after all.
-      const value = text.length > 0 && text[0] === '{' ? tryParse(text) : undefined;
-      if (value !== undefined && isRequestShaped(value) && !insideArray(doc)) {
-        const lines = doc.length;
-        doc = undefined;
-        docSize = 0;
-        report({
-          file,
-          line: lineNo - lines,
-          ...(lines > 1 ? { toLine: lineNo - 1 } : {}),
-          message:
-            lines > 1
-              ? `${lines} unreadable lines (a truncated record?)`
-              : 'unreadable line (a truncated record?)',
-          records: lines,
-        });
-        good++;
-        emit(lineNo, value);
-        return true;
-      }
-      doc.push(text);
-      // Bytes, as the bound is stated (a character may take up to three).
-      docSize += Buffer.byteLength(text) + 1;
-      if (docSize > maxDocument) {
-        docTooLarge(doc);
-        doc = undefined;
-        return false;
-      }
-      return true;
-    }
+    if (this._lineNo === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    if (this._doc) return this._documentLine(this._doc, text);
     if (text.length === 0) return true;
     const c0 = text.charCodeAt(0);
     if (c0 !== 0x7b && c0 !== 0x5b && text.trim() === '') return true;
-    if (text.length > maxDocument) {
-      noteBad(lineNo, `line longer than ${maxDocument / MiB} MiB`);
+    if (text.length > this._maxDocument) {
+      this._noteBad(this._lineNo, `line longer than ${this._maxDocument / MiB} MiB`);
       return true;
     }
     if (
-      claim !== undefined &&
-      bad === undefined &&
+      this._claim !== undefined &&
+      this._bad === undefined &&
       text.startsWith(REQUEST_START) &&
       text.charCodeAt(text.length - 1) === 0x7d &&
-      claim(text, file, lineNo)
+      this._claim(text, this._file, this._lineNo)
     ) {
-      sawText = true;
-      flushBad();
-      good++;
+      this._sawText = true;
+      this._flushBad();
+      this._good++;
       return true;
     }
     let value: unknown;
@@ -319,40 +388,78 @@ async function* readJson(
       value = JSON.parse(text);
     } catch (err) {
       const first = text.trimStart()[0];
-      if (!sawText && good === 0 && !bad && (first === '{' || first === '[')) {
-        doc = [text];
-        docSize = Buffer.byteLength(text) + 1;
-        sawText = true;
+      if (!this._sawText && this._good === 0 && !this._bad && (first === '{' || first === '[')) {
+        this._doc = [text];
+        this._docSize = Buffer.byteLength(text) + 1;
+        this._sawText = true;
         return true;
       }
-      sawText = true;
-      noteBad(lineNo, `not JSON: ${printable((err as Error).message)}`);
-      return !(good === 0 && bad !== undefined && bad.count >= maxLeadingUnreadable);
+      this._sawText = true;
+      this._noteBad(this._lineNo, `not JSON: ${printable((err as Error).message)}`);
+      return !(this._good === 0 && this._bad !== undefined && this._bad.count >= this._maxLeadingUnreadable);
     }
-    sawText = true;
+    this._sawText = true;
     if (isRequestShaped(value)) {
-      flushBad();
-      good++;
-      emit(lineNo, value);
+      this._flushBad();
+      this._good++;
+      this._emit(this._lineNo, value);
     } else if (Array.isArray(value) && value.length > 0 && value.every(isRequestShaped)) {
-      flushBad();
-      good += value.length;
-      for (const item of value) emit(lineNo, item);
+      this._flushBad();
+      this._good += value.length;
+      for (const item of value) this._emit(this._lineNo, item);
     } else {
-      noteBad(lineNo, `not an OTLP ExportTraceServiceRequest (${describeValue(value)})`);
+      this._noteBad(this._lineNo, `not an OTLP ExportTraceServiceRequest (${describeValue(value)})`);
     }
     return true;
-  };
+  }
 
-  // A whole line in `chunk` that looks like one request, taken by `claimBytes` undecoded.
-  // The first line is decoded (a byte-order mark, or the start of a document), and so is
-  // every line while a document may be open.
-  const offerBytes = (chunk: Buffer, start: number, nl: number): boolean => {
-    if (claimBytes === undefined || lineNo === 0 || doc !== undefined || bad !== undefined) return false;
+  /** A line inside a candidate document. Returns false to stop reading the file. */
+  private _documentLine(doc: string[], text: string): boolean {
+    // Inside a candidate document, a line that is a whole request means JSON Lines after all.
+    const value = text.length > 0 && text[0] === '{' ? tryParse(text) : undefined;
+    if (value !== undefined && isRequestShaped(value) && !insideArray(doc)) {
+      const lines = doc.length;
+      const lineNo = this._lineNo;
+      this._doc = undefined;
+      this._docSize = 0;
+      this._report({
+        file: this._file,
+        line: lineNo - lines,
+        ...(lines > 1 ? { toLine: lineNo - 1 } : {}),
+        message:
+          lines > 1
+            ? `${lines} unreadable lines (a truncated record?)`
+            : 'unreadable line (a truncated record?)',
+        records: lines,
+      });
+      this._good++;
+      this._emit(lineNo, value);
+      return true;
+    }
+    doc.push(text);
+    // Bytes, as the bound is stated (a character may take up to three).
+    this._docSize += Buffer.byteLength(text) + 1;
+    if (this._docSize > this._maxDocument) {
+      this._docTooLarge(doc);
+      this._doc = undefined;
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * A whole line in `chunk` that looks like one request, taken by `claimBytes` undecoded.
+   * The first line is decoded (a byte-order mark, or the start of a document), and so is
+   * every line while a document may be open.
+   */
+  private _offerBytes(chunk: Buffer, start: number, nl: number): boolean {
+    const claimBytes = this._claimBytes;
+    if (claimBytes === undefined || this._lineNo === 0 || this._doc !== undefined || this._bad !== undefined)
+      return false;
     const end = nl > start && chunk[nl - 1] === 0x0d ? nl - 1 : nl;
     if (
       end - start <= REQUEST_START_BYTES.length ||
-      end - start > maxDocument ||
+      end - start > this._maxDocument ||
       chunk[end - 1] !== 0x7d ||
       chunk.compare(
         REQUEST_START_BYTES,
@@ -363,96 +470,47 @@ async function* readJson(
       ) !== 0
     )
       return false;
-    if (!claimBytes(chunk, start, end, file, lineNo + 1)) return false;
-    lineNo++;
-    sawText = true;
-    flushBad();
-    good++;
+    if (!claimBytes(chunk, start, end, this._file, this._lineNo + 1)) return false;
+    this._lineNo++;
+    this._sawText = true;
+    this._flushBad();
+    this._good++;
     return true;
-  };
+  }
 
-  for await (const chunk of data) {
-    if (!checkedBinary) {
-      checkedBinary = true;
-      const at = binaryOffset(chunk);
-      if (at >= 0) {
-        report({
-          file,
-          offset: at,
-          message: `binary data, not OTLP/JSON (byte 0x${chunk[at]!.toString(16).padStart(2, '0')} at offset ${at}); OTLP/protobuf files must be named .pb or .binpb`,
-          records: 1,
-        });
-        return;
-      }
-    }
-    let start = 0;
-    let nl = chunk.indexOf(0x0a);
-    if (skipping) {
-      // The rest of an over-long line: dropped up to its end, without holding it.
-      if (nl === -1) continue;
-      skipping = false;
-      start = nl + 1;
-      nl = chunk.indexOf(0x0a, start);
-    } else if (carryBytes > 0 && nl !== -1 && carryBytes + nl > maxDocument) {
-      // A line (or a document's line) that ends here past the bound: known from its size,
-      // before its parts are joined and decoded (which held it three times over).
-      carry = [];
-      carryBytes = 0;
-      if (doc) {
-        docTooLarge(doc);
-        return;
-      }
-      noteBad(++lineNo, `line longer than ${maxDocument / MiB} MiB`);
-      start = nl + 1;
-      nl = chunk.indexOf(0x0a, start);
-    } else if (carryBytes > 0 && nl !== -1) {
-      carry.push(chunk.subarray(0, nl));
-      const line = Buffer.concat(carry, carryBytes + nl).toString('utf8');
-      carry = [];
-      carryBytes = 0;
-      if (!handle(line)) return stopEarly();
-      start = nl + 1;
-      nl = chunk.indexOf(0x0a, start);
-    }
-    while (nl !== -1) {
-      if (!offerBytes(chunk, start, nl) && !handle(chunk.toString('utf8', start, nl))) return stopEarly();
-      start = nl + 1;
-      nl = chunk.indexOf(0x0a, start);
-      // Parsed records handed over a few at a time, not a whole chunk's worth: they die young
-      // (decoded, then dropped) instead of outliving a scavenge together.
-      if (sink.items.length >= BATCH_RECORDS) yield sink.take();
-    }
-    if (start < chunk.length) {
-      carry.push(start === 0 ? chunk : chunk.subarray(start));
-      carryBytes += chunk.length - start;
-    }
-    if (doc && docSize + carryBytes > maxDocument) {
-      // A document's line that never ends is held only up to the document bound, as its
-      // whole lines are.
-      docTooLarge(doc);
+  /** At the end of the file: the document, if it was one, or what could not be read. */
+  private _end(): void {
+    const file = this._file;
+    const doc = this._doc;
+    if (doc) {
+      this._endDocument(doc);
       return;
     }
-    if (carryBytes > maxDocument && !doc) {
-      noteBad(++lineNo, `line longer than ${maxDocument / MiB} MiB`);
-      carry = [];
-      carryBytes = 0;
-      skipping = true;
+    const bad = this._bad;
+    if (this._good === 0 && bad) {
+      this._report({
+        file,
+        line: bad.from,
+        message: `not OTLP/JSON: no line could be read (${bad.count} unreadable; line ${bad.from}: ${bad.first})`,
+        records: bad.count,
+      });
+      return;
     }
-    // With a claim, every chunk ends in a yield, empty or not: its reader hands the claimed
-    // lines on (and waits for their takers) between chunks.
-    if (sink.items.length > 0 || claim !== undefined || claimBytes !== undefined) yield sink.take();
+    this._flushBad();
+    if (!this._sawText) this._report({ file, message: 'empty file, no records', records: 0 });
   }
-  if (carryBytes > 0 && !handle(Buffer.concat(carry, carryBytes).toString('utf8'))) return stopEarly();
 
-  if (doc) {
+  private _endDocument(doc: readonly string[]): void {
+    const file = this._file;
+    const first = this._lineNo - doc.length + 1;
     const whole = doc.join('\n');
     let value: unknown;
     try {
       value = JSON.parse(whole);
     } catch (err) {
-      report({
+      this._report({
         file,
-        line: lineNo - doc.length + 1,
+        line: first,
         message: `not a complete JSON document (${printable((err as Error).message)}; ${whole.length} characters read — truncated?)`,
         records: 1,
       });
@@ -460,41 +518,77 @@ async function* readJson(
     }
     const items = Array.isArray(value) ? value : [value];
     if (items.length > 0 && items.every(isRequestShaped)) {
-      for (const item of items) emit(lineNo - doc.length + 1, item);
+      for (const item of items) this._emit(first, item);
     } else {
-      report({
+      this._report({
         file,
         line: 1,
         message: `not an OTLP ExportTraceServiceRequest (${describeValue(value)})`,
         records: 1,
       });
     }
-    return;
   }
-  if (good === 0 && bad) {
-    const b = bad as BadRun;
-    report({
-      file,
-      line: b.from,
-      message: `not OTLP/JSON: no line could be read (${b.count} unreadable; line ${b.from}: ${b.first})`,
-      records: b.count,
-    });
-    return;
-  }
-  flushBad();
-  if (!sawText) report({ file, message: 'empty file, no records', records: 0 });
 
-  function stopEarly(): void {
-    const b = bad;
+  /** Reading stops early: the leading run of unreadable lines says why. */
+  private _stopEarly(): void {
+    const b = this._bad;
     if (!b) return;
-    report({
-      file,
+    this._report({
+      file: this._file,
       line: b.from,
       message: `not OTLP/JSON: the first ${b.count} lines are unreadable (line ${b.from}: ${b.first}); stopped reading`,
       records: b.count,
     });
   }
+
+  private _report(problem: InputProblem): void {
+    this._sink.items.push(problem);
+  }
+
+  private _emit(line: number, value: unknown): void {
+    this._sink.items.push({ file: this._file, line, value });
+  }
+
+  private _flushBad(): void {
+    const bad = this._bad;
+    if (!bad) return;
+    const { from, to, count, first } = bad;
+    this._bad = undefined;
+    this._report(
+      count === 1
+        ? { file: this._file, line: from, message: first, records: 1 }
+        : {
+            file: this._file,
+            line: from,
+            toLine: to,
+            message: `${count} unreadable lines (first: ${first})`,
+            records: count,
+          },
+    );
+  }
+
+  private _docTooLarge(lines: readonly string[]): void {
+    this._report({
+      file: this._file,
+      line: this._lineNo - lines.length + 1,
+      message: `a single JSON document larger than ${this._maxDocument / MiB} MiB; write JSON Lines (one request per line) instead`,
+      records: 1,
+    });
+  }
+
+  private _noteBad(line: number, message: string): void {
+    const bad = this._bad;
+    if (bad) {
+      bad.to = line;
+      bad.count++;
+    } else this._bad = { from: line, to: line, count: 1, first: message };
+  }
 }
+
+/** `JsonLinesReader._lineCarried`: stop reading the file. */
+const STOP = -1;
+/** `JsonLinesReader._lineCarried`: nothing more in this chunk. */
+const NEXT_CHUNK = -2;
 
 /**
  * Whether the next line of a candidate document is an element of a JSON array that is open:

@@ -3,7 +3,8 @@ import { llmJudgeConfigSchema, llmJudgeFromConfig } from '../scorers/llm-judge.j
 import { reliabilityConfigSchema, reliabilityFromConfig } from '../scorers/reliability.js';
 import { toolCallsConfigSchema, toolCallsFromConfig } from '../scorers/tool-calls.js';
 import { toolOrderConfigSchema, toolOrderFromConfig } from '../scorers/tool-order.js';
-import { trajectoryConfigSchema, trajectoryFromConfig } from '../scorers/trajectory.js';
+import { trajectoryFromConfig } from '../scorers/trajectory.js';
+import { trajectoryConfigSchema } from '../scorers/trajectory-config.js';
 import type { Scorer } from '../types.js';
 
 /** How a policy file's scorer entry of one `kind` is validated and built. */

@@ -9,8 +9,9 @@ import type { Policy } from '../types.js';
 import type { LiveChecks } from './live-checks.js';
 import type { PolicyTraits } from './policy-traits.js';
 import type { ProblemLog } from './problem-log.js';
-import { announcedRuleMatches, parentIdOf, parentSpanOf, spanIdentity } from './run-builder.js';
+import { announcedRuleMatches, spanIdentity } from './run-builder.js';
 import type { RunJudge } from './run-judge.js';
+import { parentIdOf, parentSpanOf } from './sdk-span.js';
 import {
   NO_SCOPE,
   newEntry,
@@ -242,23 +243,17 @@ export class FollowedTraces {
   ): ReadableSpan | undefined {
     if (nested && this._allRulesRootOnly) return undefined;
     const identity = spanIdentity(span, nested, this._rulesReadAttributes);
-    let reason: string | undefined;
-    if (state.mode === TraceMode.SAMPLED_OUT) {
-      reason = 'sampled_out';
-      if (!nested && matchRules(identity, this._policy).length === 0)
-        this._runs.unmatched.note(identity.agent);
-    } else if (matchRules(identity, this._policy).length > 0) {
-      // Matched no rule when it started, one now: its spans were not held.
-      this._problems.report(
-        'matched_after_start',
-        `agent span ${spanId} matched no rule when it started and matches one as it ends (attributes set later): its run gets an incomplete_trace record`,
-      );
-      reason = 'incomplete_trace';
-    }
-    if (reason === undefined) {
+    const matched = matchRules(identity, this._policy).length > 0;
+    if (!matched) {
       if (!nested) this._runs.unmatched.note(identity.agent);
       return undefined;
     }
-    return this._runs.skipped(identity, span, placement, reason);
+    if (state.mode === TraceMode.SAMPLED_OUT) return this._runs.skipped(identity, span, placement, 'sampled_out');
+    // Matched no rule when it started, one now: its spans were not held.
+    this._problems.report(
+      'matched_after_start',
+      `agent span ${spanId} matched no rule when it started and matches one as it ends (attributes set later): its run gets an incomplete_trace record`,
+    );
+    return this._runs.skipped(identity, span, placement, 'incomplete_trace');
   }
 }

@@ -7,8 +7,9 @@ import { ATTR_OPENINFERENCE_SPAN_KIND } from '../semconv.js';
 import type { SpanLike } from '../types.js';
 import type { LiveChecks } from './live-checks.js';
 import { retainedBytes } from './retained-bytes.js';
-import { highResolutionStart, parentIdOf, parentSpanOf, spanLikeOf } from './run-builder.js';
+import { spanLikeOf } from './run-builder.js';
 import type { RunEvaluator } from './run-evaluator.js';
+import { highResolutionStart, parentIdOf, parentSpanOf, startedSince } from './sdk-span.js';
 import {
   childStarted,
   entryClosed,
@@ -520,10 +521,4 @@ function silentModelCall(state: TraceState, entry: SpanEntry, span: ReadableSpan
   if (agentSpan === undefined || agentSpan.attributes[ATTR_OPENINFERENCE_SPAN_KIND] !== undefined)
     return false;
   return isSilentModelSpan(like);
-}
-
-/** Whether the span started after `since` (both on `performance.now()`'s clock), so went through `onStart` while its trace was followed. */
-function startedSince(span: ReadableSpan, since: number): boolean {
-  const start = (span as unknown as { _performanceStartTime?: unknown })._performanceStartTime;
-  return typeof start === 'number' && start >= since;
 }

@@ -2,7 +2,7 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { SpanRole } from '../conventions/span-role.js';
 import type { LiveChecks } from './live-checks.js';
 import type { LiveAgent } from './live-misuse.js';
-import { parentIdOf } from './run-builder.js';
+import { parentIdOf } from './sdk-span.js';
 import { NO_SCOPE, type SpanEntry, type TraceBuffer, TraceMode, type TraceState } from './trace-buffer.js';
 
 /** The open runs a span is part of, as the live checks count them. */

@@ -1,16 +1,14 @@
-import { type Context, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { classifySpan } from '../conventions/classify.js';
 import { hrTimeToMs } from '../conventions/from-readable-span.js';
 import { agentNameOf, SpanRole } from '../conventions/span-role.js';
 import { type RunIdentity, ruleMatches } from '../evaluation/match-rules.js';
-import { readAhead, type SpanReading, safeAgentName } from '../reconstruction/read-facts.js';
+import { readAhead, safeAgentName } from '../reconstruction/read-facts.js';
 import { reconstructTrace } from '../reconstruction/reconstruct-trace.js';
+import type { SpanReading } from '../reconstruction/trace-model.js';
 import type { Policy, ReconstructedTrace, SpanEventLike, SpanLike, StatusCode } from '../types.js';
 import { mergeAttributes } from '../util/merge-attributes.js';
 import type { SpanEntry, TraceState } from './trace-buffer.js';
-
-const TIME_ORIGIN = performance.timeOrigin;
 
 /**
  * The span as reconstruction reads it, on the processor's clock, built once, when its run is
@@ -173,19 +171,6 @@ export function spanIdentity(span: ReadableSpan, nested: boolean, withResource: 
 }
 
 /**
- * The span's start on the monotonic clock, as epoch ms. SDK 2.x spans already read that clock
- * when they start (`_performanceStartTime`, to compute their end); reusing it saves a clock
- * read per span. Undefined when the caller gave the start time (the SDK then keeps it as
- * given), or, with `readClock` false, for span implementations that do not keep it.
- */
-export function highResolutionStart(span: ReadableSpan, readClock = true): number | undefined {
-  const sdk = span as unknown as { _performanceStartTime?: unknown; _startTimeProvided?: unknown };
-  if (sdk._startTimeProvided === true) return undefined;
-  if (typeof sdk._performanceStartTime === 'number') return TIME_ORIGIN + sdk._performanceStartTime;
-  return readClock ? TIME_ORIGIN + performance.now() : undefined;
-}
-
-/**
  * Whether some rule matches the name the agent span announces (cheap: no adapter read). Only
  * meaningful when no rule matches on attributes: the announced identity carries none of the
  * resource's.
@@ -195,17 +180,4 @@ export function announcedRuleMatches(span: ReadableSpan, nested: boolean, policy
   const announced: RunIdentity = { agent: agentNameOf(span.name, attributes), attributes, nested };
   for (const rule of policy.rules) if (ruleMatches(announced, rule.match)) return true;
   return false;
-}
-
-export function parentIdOf(span: ReadableSpan): string | undefined {
-  return span.parentSpanContext?.spanId ?? (span as unknown as { parentSpanId?: string }).parentSpanId;
-}
-
-/**
- * The span object of a start context when it is the span `parentId`: a span's parent found
- * without holding it (a context may carry only a span context, or another span).
- */
-export function parentSpanOf(parentContext: Context, parentId: string): ReadableSpan | undefined {
-  const candidate = trace.getSpan(parentContext) as unknown as ReadableSpan | undefined;
-  return candidate !== undefined && candidate.spanContext().spanId === parentId ? candidate : undefined;
 }

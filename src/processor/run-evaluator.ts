@@ -10,8 +10,9 @@ import type { LiveChecks } from './live-checks.js';
 import type { PendingJudges } from './pending-judges.js';
 import type { PolicyTraits } from './policy-traits.js';
 import type { ProblemLog } from './problem-log.js';
-import { announcedRuleMatches, parentIdOf, rebuildRuns, spanIdentity } from './run-builder.js';
-import { contextOnly, type RunJudge } from './run-judge.js';
+import { announcedRuleMatches, rebuildRuns, spanIdentity } from './run-builder.js';
+import type { RunJudge } from './run-judge.js';
+import { contextOnly, parentIdOf } from './sdk-span.js';
 import {
   hasAgentAbove,
   type LateRun,
@@ -88,8 +89,7 @@ export class RunEvaluator {
       !isSampled(state.traceId, this._policy.sampling.ratio)
     ) {
       // Out of the sample (a trace that did not start with an agent span): no rebuild.
-      const identity = spanIdentity(span, nested, this._rulesReadAttributes);
-      return this._runs.skipped(identity, span, placement, 'sampled_out');
+      return this._runs.recordSkipped(span, nested, 'sampled_out', placement);
     }
     const single = !state.seenLate && state.agents === 1 && state.looseCalls === 0;
     if (single && (this._rulesReadAttributes || !announcedRuleMatches(span, nested, this._policy))) {
@@ -228,10 +228,14 @@ export class RunEvaluator {
       state.late.delete(late.entry.spanId);
       clearTimeout(late.timer);
       late.resolve();
-      const nested = hasAgentAbove(state, late.entry);
-      if (nested && this._allRulesRootOnly) continue;
-      const identity = spanIdentity(late.span, nested, this._rulesReadAttributes);
-      this._runs.skipped(identity, contextOnly(state.traceId, late.entry.spanId), 'span', 'incomplete_trace');
+      const where = contextOnly(state.traceId, late.entry.spanId);
+      this._runs.recordSkipped(
+        late.span,
+        hasAgentAbove(state, late.entry),
+        'incomplete_trace',
+        'span',
+        where,
+      );
     }
     if (!state.seenLate) return;
     for (const run of runsInOrder(rebuildRuns(state, this._argumentsRead).runs)) {
@@ -272,9 +276,7 @@ export class RunEvaluator {
     nested = parentHasAgent(state, parentIdOf(span)),
   ): ReadableSpan | undefined {
     this._buffer.markEvaluated(state, spanId);
-    if (nested && this._allRulesRootOnly) return undefined;
-    const identity = spanIdentity(span, nested, this._rulesReadAttributes);
-    return this._runs.skipped(identity, span, placement, 'incomplete_trace');
+    return this._runs.recordSkipped(span, nested, 'incomplete_trace', placement);
   }
 
   /** An agent span of an evicted trace ends: its run gets an `incomplete_trace` record, no verdict. */
@@ -292,15 +294,12 @@ export class RunEvaluator {
       const root = span.parentSpanContext === undefined || span.parentSpanContext.isRemote === true;
       if (!tombstone.implicit || !root) return undefined;
       tombstone.implicit = false;
-      const identity = spanIdentity(span, false, this._rulesReadAttributes);
-      return this._runs.skipped(identity, span, placement, 'incomplete_trace');
+      return this._runs.recordSkipped(span, false, 'incomplete_trace', placement);
     }
     tombstone.openAgents.delete(spanId);
     const parentId = parentIdOf(span);
     const nested = known ?? (parentId !== undefined && tombstone.scopes.get(parentId) === true);
-    if (nested && this._allRulesRootOnly) return undefined;
-    const identity = spanIdentity(span, nested, this._rulesReadAttributes);
-    return this._runs.skipped(identity, span, placement, 'incomplete_trace');
+    return this._runs.recordSkipped(span, nested, 'incomplete_trace', placement);
   }
 }
 

@@ -1,5 +1,5 @@
 import type { SpanContext } from '@opentelemetry/api';
-import { context, TraceFlags } from '@opentelemetry/api';
+import { context } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { verdictAttributes } from '../emission/attributes.js';
 import type { ToolwatchMetrics } from '../emission/metrics.js';
@@ -18,15 +18,26 @@ import {
 import { matchRules, type RunIdentity } from '../evaluation/match-rules.js';
 import type { AgentRun, Policy, Rule, ScorerResult, Verdict } from '../types.js';
 import { type PendingJudges, UNTRACED } from './pending-judges.js';
+import type { PolicyTraits } from './policy-traits.js';
+import { spanIdentity } from './run-builder.js';
 import { UnmatchedRuns } from './unmatched-runs.js';
 
 export interface RunJudgeOptions {
   policy: Policy;
+  traits: PolicyTraits;
   metrics: ToolwatchMetrics;
   writer: VerdictWriter;
   judges: PendingJudges;
   onVerdict: ((verdict: Verdict) => void) | undefined;
+  /** Whether `onVerdict` is also given the `skipped: sampled_out` verdicts (see the processor's option). */
+  sampledOutVerdicts: boolean;
   problem: (kind: string, message: string, error?: unknown) => void;
+}
+
+/** The record of runs not judged under one rule for one reason: the same for every such run. */
+interface SkippedRecord {
+  results: ScorerResult[];
+  telemetry: VerdictTelemetry;
 }
 
 /**
@@ -34,11 +45,6 @@ export interface RunJudgeOptions {
  * delivers what comes out: metrics, the verdict on the run span (the first matching rule)
  * or on `evaluate` spans (further rules, judges' results), `onVerdict`.
  */
-interface SkippedRecord {
-  results: ScorerResult[];
-  telemetry: VerdictTelemetry;
-}
-
 export class RunJudge {
   private readonly _skipped = new Map<Rule, Map<string, SkippedRecord>>();
   /** Outermost runs no rule matched, counted and logged (the callers that find one say so). */
@@ -69,9 +75,29 @@ export class RunJudge {
   }
 
   /**
-   * A record for a run that is matched but not rebuilt (out of the sample, or incomplete):
-   * every scorer `skipped` with `reason`, about the run of `span` (its context is enough).
-   * Returns the decorated view for `view`.
+   * The one place a run that is not judged gets its record: none for a nested run when every
+   * rule is root-only, else the record of `skipped` under the identity read from its agent
+   * span `span`, written on `where` (the span itself, or the context of one that has ended).
+   */
+  recordSkipped(
+    span: ReadableSpan,
+    nested: boolean,
+    reason: string,
+    placement: Placement,
+    where: ReadableSpan = span,
+  ): ReadableSpan | undefined {
+    const { traits } = this._options;
+    if (nested && traits.allRulesRootOnly) return undefined;
+    return this.skipped(spanIdentity(span, nested, traits.rulesReadAttributes), where, placement, reason);
+  }
+
+  /**
+   * A record for a run that is matched but not rebuilt (out of the sample, or incomplete),
+   * about the run of `span` (its context is enough), counted per rule and reason. An
+   * incomplete run gets its full record, every scorer `skipped` with `reason`, where
+   * `placement` says; a run out of the sample gets one attribute on its span, and its verdict
+   * goes to `onVerdict` only when asked for (`sampledOutVerdicts`). Returns the decorated view
+   * for `view`.
    */
   skipped(
     identity: RunIdentity,
@@ -80,17 +106,23 @@ export class RunJudge {
     reason: string,
   ): ReadableSpan | undefined {
     const { policy, metrics, writer, onVerdict } = this._options;
-    let view: ReadableSpan | undefined;
     const rules = matchRules(identity, policy);
+    if (rules.length === 0) return undefined;
+    const full = reason !== 'sampled_out';
+    const deliver = onVerdict !== undefined && (full || this._options.sampledOutVerdicts);
+    let view: ReadableSpan | undefined;
     for (let index = 0; index < rules.length; index++) {
       const rule = rules[index]!;
       // The same for every run: built once per rule and reason.
       const record = this._skippedRecord(rule, reason);
+      metrics.recordRunSkipped(rule.name, reason);
       for (const result of record.results) metrics.recordResult(result, identity.agent, rule.name);
-      const where = index === 0 ? placement : 'span';
-      const written = writer.writeTelemetry(span, identity.agent, record.telemetry, record.results, where);
-      view ??= written;
-      if (onVerdict !== undefined) {
+      if (full) {
+        const where = index === 0 ? placement : 'span';
+        const written = writer.writeTelemetry(span, identity.agent, record.telemetry, record.results, where);
+        view ??= written;
+      }
+      if (deliver) {
         // Whom the record is about: built only for a listener.
         const { traceId, spanId } = span.spanContext();
         const { verdict } = skippedEvaluation(
@@ -102,7 +134,7 @@ export class RunJudge {
         this.deliver(verdict);
       }
     }
-    return view;
+    return full ? view : writer.markSkipped(span, reason, placement);
   }
 
   private _skippedRecord(rule: Rule, reason: string): SkippedRecord {
@@ -185,10 +217,4 @@ export class RunJudge {
       this._options.problem('on_verdict', 'onVerdict callback threw', error);
     }
   }
-}
-
-/** A stand-in for a run span that has already ended: only its context is needed, to parent an evaluate span. */
-export function contextOnly(traceId: string, spanId: string): ReadableSpan {
-  const spanContext: SpanContext = { traceId, spanId, traceFlags: TraceFlags.SAMPLED };
-  return { spanContext: () => spanContext } as ReadableSpan;
 }

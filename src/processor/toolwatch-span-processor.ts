@@ -16,9 +16,9 @@ import { LiveRunLocator } from './live-runs.js';
 import { PendingJudges } from './pending-judges.js';
 import { policyTraits } from './policy-traits.js';
 import { ProblemLog } from './problem-log.js';
-import { parentIdOf, parentSpanOf } from './run-builder.js';
 import { RunEvaluator } from './run-evaluator.js';
 import { RunJudge } from './run-judge.js';
+import { parentIdOf, parentSpanOf } from './sdk-span.js';
 import { MAX_SCOPES, type Tombstone, TraceBuffer, TraceMode } from './trace-buffer.js';
 
 export interface ToolwatchSpanProcessorOptions {
@@ -30,6 +30,13 @@ export interface ToolwatchSpanProcessorOptions {
   judges?: Record<string, JudgeFunction | unknown>;
   /** Called with every verdict, once it is final (after its judges, if any). Default: none. */
   onVerdict?: (verdict: Verdict) => void;
+  /**
+   * Whether `onVerdict` is also called for runs out of the policy's sample, with their
+   * `skipped: sampled_out` verdict (every scorer skipped, as `evaluateTraces` gives it). Such a
+   * run's span carries one attribute either way, `toolwatch.evaluation.skipped: sampled_out`,
+   * and the metrics count it (`toolwatch.runs.skipped`, by rule and reason). Default: false.
+   */
+  sampledOutVerdicts?: boolean;
   /** Called for every live misuse, while the run is still going. Default: none. */
   onMisuse?: (misuse: MisuseEvent) => void;
   /**
@@ -105,7 +112,7 @@ const DEFAULTS = {
  *
  * The cost follows the work. Ordinary spans of traces without agent activity cost a
  * name/attribute check. Runs out of the policy's sample hold only their agent spans (rule
- * matching, live checks and a `skipped: sampled_out` record). Sampled runs are held span by
+ * matching, live checks, a count and one attribute saying so). Sampled runs are held span by
  * span, each converted once as it ends, and rebuilt, scored and written when the agent span
  * ends. Hooks never throw: problems go to `diag`, once per kind, then are counted.
  *
@@ -186,10 +193,12 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     });
     const runs = new RunJudge({
       policy,
+      traits,
       metrics,
       writer: this._writer,
       judges: this._judges,
       onVerdict: options.onVerdict,
+      sampledOutVerdicts: options.sampledOutVerdicts === true,
       problem,
     });
     this._evaluator = new RunEvaluator({

@@ -1,7 +1,7 @@
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { SpanRole } from '../conventions/span-role.js';
 import type { ToolwatchMetrics } from '../emission/metrics.js';
-import type { SpanReading } from '../reconstruction/read-facts.js';
+import type { SpanReading } from '../reconstruction/trace-model.js';
 import { ATTR_OPENINFERENCE_SPAN_KIND } from '../semconv.js';
 import type { SpanLike } from '../types.js';
 import type { LiveAgent } from './live-misuse.js';

@@ -1,6 +1,6 @@
 import { classifySpan } from '../conventions/classify.js';
 import type { SpanLike } from '../types.js';
-import type { SpanReading } from './read-facts.js';
+import type { SpanReading } from './trace-model.js';
 import { i32, type Node, ProblemLog, u8 } from './trace-model.js';
 
 /** The spans of one trace as nodes: normalised, linked to their parents, cycles broken. */

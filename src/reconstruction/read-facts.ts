@@ -1,16 +1,8 @@
-import { type Classification, classifySpan } from '../conventions/classify.js';
+import { classifySpan } from '../conventions/classify.js';
 import { applyGuardDecision } from '../conventions/guard-decision.js';
 import type { AgentFacts, ConventionAdapter, LlmFacts, ToolFacts } from '../conventions/span-facts.js';
 import type { SpanLike } from '../types.js';
-import type { Node } from './trace-model.js';
-
-/** What phase 4 reads from one span, when it was read ahead of reconstruction. */
-export interface SpanReading {
-  classification: Classification;
-  tool?: ToolFacts | undefined;
-  llm?: LlmFacts | undefined;
-  agent?: AgentFacts | undefined;
-}
+import type { Node, SpanReading } from './trace-model.js';
 
 /**
  * Reads a span's facts now, for a reconstruction later (handed to `reconstructTrace` beside

@@ -3,8 +3,9 @@ import { assignRuns, settleExecutions } from './assign-runs.js';
 import { buildCalls } from './build-calls.js';
 import { buildHistory, SeenCalls } from './build-history.js';
 import { indexSpans } from './index-spans.js';
-import { readFacts, type SpanReading } from './read-facts.js';
+import { readFacts } from './read-facts.js';
 import { reparentHandoffs } from './reparent-handoffs.js';
+import type { SpanReading } from './trace-model.js';
 import { byRunStart, push, type RunState, sortIfNeeded } from './trace-model.js';
 import { walkTree } from './walk-tree.js';
 

@@ -1,3 +1,4 @@
+import type { Classification } from '../conventions/classify.js';
 import type {
   AgentFacts,
   ConventionAdapter,
@@ -17,13 +18,20 @@ import type {
   ToolRequest,
 } from '../types.js';
 import { canonicalArgs } from './canonical-args.js';
-import type { SpanReading } from './read-facts.js';
 
 /**
  * What the phases of reconstruction share: the span nodes, the per-run working state, the
  * problem log and the small ordering helpers.
  */
 export const NO_REFUSALS: readonly RefusalFacts[] = [];
+/** What phase 4 reads from one span, when it was read ahead of reconstruction. */
+export interface SpanReading {
+  classification: Classification;
+  tool?: ToolFacts | undefined;
+  llm?: LlmFacts | undefined;
+  agent?: AgentFacts | undefined;
+}
+
 export interface Node {
   span: SpanLike;
   /** What was read from the span ahead of reconstruction, if anything. */

@@ -129,6 +129,8 @@ export async function runRollouts(options: RunRolloutsOptions): Promise<RunRollo
   const processor = new ToolwatchSpanProcessor({
     policy,
     ...(options.judges ? { judges: options.judges } : {}),
+    // A rollout out of the sample is reported as unscored, by its sampled_out record.
+    sampledOutVerdicts: true,
     onVerdict: (v) => {
       verdicts.push(v);
       byTrace.set(`${v.trace_id}\u0000${v.rule}`, v);

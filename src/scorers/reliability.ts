@@ -10,7 +10,7 @@ import {
   type EvidenceScope,
   specMatches,
 } from './agno-evidence.js';
-import { declareArgumentsRead } from './arguments-read.js';
+import { appendToolLists, type ResultReader } from './result-reader.js';
 import { scoreSafely } from './scorer-result.js';
 
 /** One argument spec: top-level keys the call's arguments must hold, compared with Python `==`. */
@@ -215,6 +215,8 @@ export function reliability(options: ReliabilityOptions = {}): Scorer {
     async: false,
     ...(options.sampling ? { sampling: { ratio: options.sampling.ratio } } : {}),
     config: { ...canonical, name },
+    // Only the argument rules' tools (R8).
+    argumentsRead: new Set(Object.keys(rules.expectedToolCallArguments ?? {})),
     score(run: AgentRun): ScorerResult {
       return scoreSafely(identity, () => {
         const detail = evaluateReliability(agnoEvidence(run, scope), rules);
@@ -224,8 +226,6 @@ export function reliability(options: ReliabilityOptions = {}): Scorer {
       });
     },
   };
-  // Only the argument rules' tools.
-  declareArgumentsRead(scorer, new Set(Object.keys(rules.expectedToolCallArguments ?? {})));
   return scorer;
 }
 
@@ -267,3 +267,8 @@ export function reliabilityFromConfig(config: ReliabilityConfig): Scorer {
     ...(config.sampling ? { sampling: config.sampling } : {}),
   });
 }
+
+/** How a reliability result explains itself without values: the tools missing, and those not allowed. */
+export const reliabilityResults: ResultReader = {
+  explainRedacted: (result: ScorerResult) => appendToolLists(result.label, result.detail),
+};

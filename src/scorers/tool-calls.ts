@@ -10,7 +10,6 @@ import {
   membersCarryTools,
   specMatches,
 } from './agno-evidence.js';
-import { declareArgumentsRead } from './arguments-read.js';
 import { type ArgumentSpec, argumentSpecSchema, scorerSamplingSchema } from './reliability.js';
 import { scoreSafely } from './scorer-result.js';
 
@@ -219,6 +218,8 @@ export function toolCalls(options: ToolCallsOptions): Scorer {
       arguments: args,
       allow_additional: allowAdditional,
     },
+    // Only the argument specs' tools.
+    argumentsRead: new Set(Object.keys(args ?? {})),
     score(run: AgentRun, context?: ScoreContext): ScorerResult {
       return scoreSafely(identity, () => {
         const redact = context?.redact?.values === true;
@@ -227,8 +228,6 @@ export function toolCalls(options: ToolCallsOptions): Scorer {
       });
     },
   };
-  // Only the argument specs' tools.
-  declareArgumentsRead(scorer, new Set(Object.keys(args ?? {})));
   return scorer;
 }
 

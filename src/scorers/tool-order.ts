@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import type { AgentRun, ScorerResult, SyncScorer } from '../types.js';
 import { configDigest } from '../util/digest.js';
-import { declareArgumentsRead } from './arguments-read.js';
+import { listPreview } from '../util/list-preview.js';
 import { errorResult } from './scorer-result.js';
-import { listPreview } from './trajectory.js';
 
 /**
  * `tool_order`: Mastra's `createToolCallAccuracyScorerCode` (`@mastra/evals` 1.10.2) on the
@@ -197,6 +196,8 @@ export function toolOrder(options: ToolOrderOptions): SyncScorer {
     async: false,
     ...(options.sampling ? { sampling: { ratio: options.sampling.ratio } } : {}),
     config,
+    // Names only.
+    argumentsRead: NO_TOOLS,
     score(run: AgentRun): ScorerResult {
       try {
         return score(run);
@@ -205,8 +206,6 @@ export function toolOrder(options: ToolOrderOptions): SyncScorer {
       }
     },
   };
-  // Names only.
-  declareArgumentsRead(scorer, NO_TOOLS);
   return scorer;
 }
 

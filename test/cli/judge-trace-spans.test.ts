@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
-import { loadJudges } from '../../src/cli/commands/score.js';
+import { loadJudges } from '../../src/cli/scoring.js';
 import { spansFromOtlpJson } from '../../src/conventions/from-otlp-json.js';
 import {
   evaluateTraceSpans,

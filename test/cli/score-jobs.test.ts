@@ -13,10 +13,10 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadScoring } from '../../src/cli/commands/score.js';
 import { main } from '../../src/cli/main.js';
 import { ProblemLog } from '../../src/cli/problem-log.js';
 import { scoreParallel } from '../../src/cli/score-parallel.js';
+import { loadScoring } from '../../src/cli/scoring.js';
 import { ownersFor, shardOf, shardsOfBytes, shardsOfLine } from '../../src/cli/trace-shards.js';
 import { TraceBuilder } from '../helpers/trace-builder.js';
 import {

@@ -71,10 +71,9 @@ describe('evaluation events stored in place', () => {
     });
   }
 
-  it('stores its own copy of the record shared by every out-of-sample run', async () => {
-    const p = pipeline({
-      policy: policyOf([{ scorers: [fakeScorer({ name: 'a' })] }], { sampling: { ratio: 0 } }),
-    });
+  it('stores its own copy of the record shared by every incomplete run', async () => {
+    // Past maxSpansPerTrace the tool span is refused: each run gets the same incomplete_trace record.
+    const p = pipeline({ policy: policyOf([{ scorers: [fakeScorer({ name: 'a' })] }]), maxSpansPerTrace: 1 });
     for (const name of ['first', 'second']) {
       const agent = startAgent(p.tracer, name);
       tool(p.tracer, 'lookup', agent);
@@ -88,11 +87,12 @@ describe('evaluation events stored in place', () => {
     // An exporter or processor that edits one span's event in place touches no other span.
     first!.attributes!['gen_ai.evaluation.score.label'] = 'edited';
     const third = startAgent(p.tracer, 'third');
+    tool(p.tracer, 'lookup', third);
     third.end();
     const [later] = evaluationEvents(byName(await p.flush(), 'invoke_agent third'));
     expect(second!.attributes!['gen_ai.evaluation.score.label']).toBe('skipped');
     expect(later!.attributes!['gen_ai.evaluation.score.label']).toBe('skipped');
-    expect(later!.attributes!['gen_ai.evaluation.explanation']).toBe('sampled_out');
+    expect(later!.attributes!['gen_ai.evaluation.explanation']).toBe('incomplete_trace');
     await p.provider.shutdown();
   });
 });

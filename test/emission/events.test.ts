@@ -44,7 +44,11 @@ describe('evaluation events', () => {
     expect(text).not.toContain('A1024');
     expect(text).not.toContain('B9999');
     expect(text).toBe('fail; arg_mismatch(get_order_detail.order_id); forbidden_tool(submit_refund)');
-    const reliability = { ...failing, detail: { missing_tool_calls: ['check_refund_policy'] } };
+    const reliability = {
+      ...failing,
+      kind: 'reliability',
+      detail: { missing_tool_calls: ['check_refund_policy'] },
+    };
     expect(evaluationExplanation(reliability, { values: true })).toBe(
       'fail; missing_tool_calls: check_refund_policy',
     );

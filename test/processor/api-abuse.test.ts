@@ -48,6 +48,7 @@ import { createMetrics, policyOf } from './harness.js';
 import { startAgent } from './tracing.js';
 
 const RULE = 'toolwatch.evaluation.rule';
+const SKIPPED = 'toolwatch.evaluation.skipped';
 
 /** A custom scorer of the public interface, misbehaving as `score` says. */
 function custom(name: string, isAsync: boolean, score: () => unknown): Scorer {
@@ -283,6 +284,8 @@ async function check(config: Configuration, steps: readonly Step[]): Promise<str
     ...(config.traceTtlMs === undefined ? {} : { traceTtlMs: config.traceTtlMs }),
     lateSpanTimeoutMs: config.lateSpanTimeoutMs,
     ...(config.wrapping ? { next: new SimpleSpanProcessor(exporters[0]!) } : {}),
+    // Every run's record, out of the sample too: checked below against what was exported.
+    sampledOutVerdicts: true,
     onVerdict: (verdict) => {
       verdicts.push(verdict);
       if (config.throwingCallbacks) throw new Error('onVerdict callback exploded');
@@ -360,9 +363,13 @@ async function check(config: Configuration, steps: readonly Step[]): Promise<str
         violations.push(`diag mentions a JavaScript error: ${line.slice(0, 2000)}`);
     }
 
-    // 3. At most one record per agent span and rule; every verdict delivered is exported.
+    // 3. At most one record per agent span and rule; every verdict delivered is exported
+    // (a run out of the sample as at most one attribute on its span, and no events).
     const records = new Map<string, number>();
+    const sampledOut = new Set<string>();
     for (const v of verdicts) {
+      if (v.results.every((r) => r.reason === 'sampled_out'))
+        sampledOut.add(`${v.trace_id}/${v.span_id}/${v.rule}`);
       const key = `${v.trace_id}/${v.span_id}/${v.rule}`;
       records.set(key, (records.get(key) ?? 0) + 1);
     }
@@ -372,6 +379,16 @@ async function check(config: Configuration, steps: readonly Step[]): Promise<str
     const exported = exporters.flatMap((e) => e.spans);
     const written = new Set<string>();
     for (const span of exported) {
+      if (span.attributes[SKIPPED] !== undefined) {
+        const toolwatch = Object.keys(span.attributes).filter((key) =>
+          key.startsWith('toolwatch.evaluation'),
+        );
+        if (
+          toolwatch.length !== 1 ||
+          span.events.some((e) => e.attributes?.['gen_ai.evaluation.score.label'] !== undefined)
+        )
+          violations.push(`an out-of-sample span carries more than its mark: ${toolwatch.join(', ')}`);
+      }
       const rule = span.attributes[RULE];
       if (typeof rule !== 'string') continue;
       const about = isEvaluateSpan(span) ? span.links[0]?.context.spanId : span.spanContext().spanId;
@@ -379,7 +396,8 @@ async function check(config: Configuration, steps: readonly Step[]): Promise<str
     }
     seen.evaluateSpans += exported.filter(isEvaluateSpan).length;
     for (const key of records.keys()) {
-      if (!written.has(key)) violations.push(`the record for ${key} was delivered but never exported`);
+      if (!written.has(key) && !sampledOut.has(key))
+        violations.push(`the record for ${key} was delivered but never exported`);
     }
 
     // 3b. Never nothing: under a rule for every agent run, each agent span that ended while the

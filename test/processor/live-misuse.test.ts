@@ -224,10 +224,10 @@ describe('live misuse out of the sample, below model spans (not followed there)'
       ['forbidden', 'delete', 'first'],
       ['forbidden', 'delete', 'second'],
     ]);
-    // Each run still gets its record.
+    // Each run is still marked out of the sample.
     const records = p.exporter
       .getFinishedSpans()
-      .filter((s) => s.attributes['toolwatch.evaluation.rule'] !== undefined)
+      .filter((s) => s.attributes['toolwatch.evaluation.skipped'] === 'sampled_out')
       .map((s) => s.name)
       .sort();
     expect(records).toEqual(['invoke_agent first', 'invoke_agent second']);

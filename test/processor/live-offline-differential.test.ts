@@ -93,6 +93,8 @@ async function runOnce(
   const processor = new ToolwatchSpanProcessor({
     ...limits,
     policy: p,
+    // Out-of-sample runs' records, compared with evaluateTraces' (off by default).
+    sampledOutVerdicts: true,
     onVerdict: (v) => live.push(v),
     ...(wrapping ? { next: exporting } : {}),
   });

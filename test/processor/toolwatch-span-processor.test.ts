@@ -1,6 +1,6 @@
 import { context, diag, SpanStatusCode, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { AlwaysOffSampler } from '@opentelemetry/sdk-trace-base';
+import { AlwaysOffSampler, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { trajectory } from '../../src/scorers/trajectory.js';
 import type { MisuseEvent, Verdict } from '../../src/types.js';
@@ -629,13 +629,18 @@ describe('ToolwatchSpanProcessor', () => {
   });
 
   describe('sampling', () => {
-    it('records out-of-sample runs as skipped without running their scorers', async () => {
+    it('marks an out-of-sample run with one attribute, no events and no verdict, and counts it per rule and reason', async () => {
       const verdicts: Verdict[] = [];
       const scorer = fakeScorer({ name: 's' });
-      const policy = policyOf([{ name: 'r', match: { agent: 'a*', rootOnly: true }, scorers: [scorer] }], {
-        sampling: { ratio: 0 },
-      });
-      const p = pipeline({ policy, onVerdict: (v) => verdicts.push(v) });
+      const policy = policyOf(
+        [
+          { name: 'r', match: { agent: 'a*', rootOnly: true }, scorers: [scorer] },
+          { name: 'all', match: { agent: '*', rootOnly: true }, scorers: [fakeScorer({ name: 't' })] },
+        ],
+        { sampling: { ratio: 0 } },
+      );
+      const m = createMetrics();
+      const p = pipeline({ policy, meterProvider: m.meterProvider, onVerdict: (v) => verdicts.push(v) });
       const agent = startAgent(p.tracer, 'alpha');
       const lookup = startTool(p.tracer, 'lookup', agent);
       // Out of the sample, ordinary spans are not followed: nothing is held for them.
@@ -646,25 +651,62 @@ describe('ToolwatchSpanProcessor', () => {
       lookup.end();
       agent.end();
       expect(p.processor['_buffer'].size).toBe(0);
-      const other = startAgent(p.tracer, 'beta');
-      other.end();
+      startAgent(p.tracer, 'beta').end();
       const spans = await p.flush();
       expect(scorer.seen).toHaveLength(0);
-      expect(verdicts).toHaveLength(1);
+      expect(verdicts).toEqual([]);
       const exported = byName(spans, 'invoke_agent alpha');
-      expect(verdicts[0]).toMatchObject({
-        agent: 'alpha',
-        rule: 'r',
-        sampled: false,
-        trace_id: exported.spanContext().traceId,
-        span_id: exported.spanContext().spanId,
-      });
-      expect(verdicts[0]!.results.map((r) => [r.label, r.reason])).toEqual([['skipped', 'sampled_out']]);
-      expect(exported.attributes['toolwatch.keep']).toBe(false);
-      expect(evaluationEvents(exported)[0]!.attributes?.['gen_ai.evaluation.score.label']).toBe('skipped');
-      expect(evaluationEvents(exported)[0]!.time).toEqual(exported.endTime);
+      const added = (span: ReadableSpan) =>
+        Object.keys(span.attributes).filter((key) => key.startsWith('toolwatch.'));
+      expect(added(exported)).toEqual(['toolwatch.evaluation.skipped']);
+      expect(exported.attributes['toolwatch.evaluation.skipped']).toBe('sampled_out');
+      expect(exported.events).toEqual([]);
+      expect(added(byName(spans, 'invoke_agent beta'))).toEqual(['toolwatch.evaluation.skipped']);
+      expect(spans.filter((span) => span.name.startsWith('evaluate'))).toEqual([]);
+      const skipped = (await m.collect()).get('toolwatch.runs.skipped');
+      expect(pointValue(skipped, { 'toolwatch.rule': 'r', reason: 'sampled_out' })).toBe(1);
+      expect(pointValue(skipped, { 'toolwatch.rule': 'all', reason: 'sampled_out' })).toBe(2);
+      expect(pointValue(skipped, { 'toolwatch.rule': 'r', reason: 'incomplete_trace' })).toBe(0);
       await p.provider.shutdown();
+      await m.shutdown();
     });
+
+    it('gives onVerdict the full sampled_out record when asked to (sampledOutVerdicts), the span still one attribute', async () => {
+      const verdicts: Verdict[] = [];
+      const scorer = fakeScorer({ name: 's' });
+      const policy = policyOf([{ name: 'r', match: { agent: 'a*', rootOnly: true }, scorers: [scorer] }], {
+        sampling: { ratio: 0 },
+      });
+      for (const wrapping of [false, true]) {
+        verdicts.length = 0;
+        const p = pipeline({
+          policy,
+          wrapping,
+          sampledOutVerdicts: true,
+          onVerdict: (v) => verdicts.push(v),
+        });
+        const agent = startAgent(p.tracer, 'alpha');
+        tool(p.tracer, 'lookup', agent);
+        agent.end();
+        const spans = await p.flush();
+        expect(scorer.seen).toHaveLength(0);
+        const exported = byName(spans, 'invoke_agent alpha');
+        expect(verdicts).toHaveLength(1);
+        expect(verdicts[0]).toMatchObject({
+          agent: 'alpha',
+          rule: 'r',
+          sampled: false,
+          trace_id: exported.spanContext().traceId,
+          span_id: exported.spanContext().spanId,
+        });
+        expect(verdicts[0]!.results.map((r) => [r.label, r.reason])).toEqual([['skipped', 'sampled_out']]);
+        expect(exported.attributes['toolwatch.evaluation.skipped']).toBe('sampled_out');
+        expect(exported.attributes['toolwatch.keep']).toBeUndefined();
+        expect(evaluationEvents(exported)).toEqual([]);
+        await p.provider.shutdown();
+      }
+    });
+
     it("reads only the agent's name out of the sample: its messages are never parsed", async () => {
       // Rule matching (for live checks and for the record) needs the name alone; reading the
       // whole agent span parsed its input messages twice per run that is never judged.
@@ -680,7 +722,12 @@ describe('ToolwatchSpanProcessor', () => {
         ],
         { sampling: { ratio: 0 } },
       );
-      const p = pipeline({ policy, onVerdict: (v) => verdicts.push(v), onMisuse: (m) => misuses.push(m) });
+      const p = pipeline({
+        policy,
+        sampledOutVerdicts: true,
+        onVerdict: (v) => verdicts.push(v),
+        onMisuse: (m) => misuses.push(m),
+      });
       const marker = 'never-parsed-out-of-the-sample';
       const messages = JSON.stringify([{ role: 'user', parts: [{ type: 'text', content: marker }] }]);
       const parse = vi.spyOn(JSON, 'parse');
@@ -707,7 +754,12 @@ describe('ToolwatchSpanProcessor', () => {
           sampling: { ratio: 0 },
         },
       );
-      const p = pipeline({ policy, maxSpansPerTrace: 2, onVerdict: (v) => verdicts.push(v) });
+      const p = pipeline({
+        policy,
+        maxSpansPerTrace: 2,
+        sampledOutVerdicts: true,
+        onVerdict: (v) => verdicts.push(v),
+      });
       const agent = startAgent(p.tracer, 'alpha');
       const lookup = startTool(p.tracer, 'lookup', agent);
       // Past maxSpansPerTrace: refused (and counted) when it starts.
@@ -739,7 +791,12 @@ describe('ToolwatchSpanProcessor', () => {
       );
       for (const limits of [{ maxSpansPerTrace: 1 }, { maxBufferedSpans: 1 }]) {
         verdicts.length = 0;
-        const p = pipeline({ policy, ...limits, onVerdict: (v) => verdicts.push(v) });
+        const p = pipeline({
+          policy,
+          ...limits,
+          sampledOutVerdicts: true,
+          onVerdict: (v) => verdicts.push(v),
+        });
         const alpha = startAgent(p.tracer, 'alpha');
         const beta = startAgent(p.tracer, 'beta', alpha);
         expect(p.processor['_buffer'].held).toBe(1);

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { agnoEvidence } from '../../src/scorers/agno-evidence.js';
 import { reliability } from '../../src/scorers/reliability.js';
 import { toolOrder } from '../../src/scorers/tool-order.js';
-import { roundHalfEven, type TrajectoryOptions, trajectory } from '../../src/scorers/trajectory.js';
+import { trajectory } from '../../src/scorers/trajectory.js';
+import type { TrajectoryOptions } from '../../src/scorers/trajectory-config.js';
 import type {
   AgentRun,
   ScoreContext,
@@ -12,6 +13,7 @@ import type {
   ToolRequest,
   ToolStatus,
 } from '../../src/types.js';
+import { roundHalfEven } from '../../src/util/round-half-even.js';
 import { agnoEvidence as referenceAgnoEvidence } from './reference/agno-evidence.js';
 import { reliability as referenceReliability } from './reference/reliability.js';
 import { toolOrder as referenceToolOrder } from './reference/tool-order.js';

@@ -4,19 +4,17 @@ import { spansFromOtlpJson } from '../../src/conventions/from-otlp-json.js';
 import { reconstructTraces } from '../../src/reconstruction/reconstruct-trace.js';
 import { checkRegexSafety } from '../../src/scorers/safe-regex.js';
 import { toolOrder } from '../../src/scorers/tool-order.js';
+import { trajectory, trajectoryFromConfig, trajectoryLimits } from '../../src/scorers/trajectory.js';
 import {
-  roundHalfEven,
   type Scope,
   type TrajectoryOptions,
   type TrajectoryOrder,
-  trajectory,
   trajectoryConfigSchema,
-  trajectoryFromConfig,
-  trajectoryLimits,
-} from '../../src/scorers/trajectory.js';
+} from '../../src/scorers/trajectory-config.js';
 import type { AgentRun, HistoryCall, ToolExecution, ToolStatus } from '../../src/types.js';
 import { configDigest } from '../../src/util/digest.js';
 import { PyFloat } from '../../src/util/python-json.js';
+import { roundHalfEven } from '../../src/util/round-half-even.js';
 import { inMemoryRun } from '../helpers/in-memory-run.js';
 import { type SpanNode, type ToolSpanStatus, TraceBuilder } from '../helpers/trace-builder.js';
 

@@ -24,10 +24,10 @@ import type { CliIo } from '../cli-io.js';
 import { loadSettings } from '../load-settings.js';
 import { POLICY_LIMIT_OPTIONS, policyLimitsOf, policyLimitUsage } from '../policy-limit-flags.js';
 import { sameFile } from '../same-file.js';
+import { loadJudges } from '../scoring.js';
 import { UnjudgedTally } from '../unjudged-tally.js';
 import { usageError } from '../usage-error.js';
 import { REPORT_FORMATS, type ReportFormat } from '../verdict-output.js';
-import { loadJudges } from './score.js';
 
 export const ROLLOUTS_USAGE = `usage: toolwatch rollouts --cases C --agent MODULE [-k 6] [-c 6] [options]
 

@@ -1,10 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import type { EvalCase } from '../../cases/eval-case.js';
 import {
   checkGates,
   type GateOutcome,
@@ -13,10 +10,7 @@ import {
   type VerdictSummary,
 } from '../../evaluation/check-gates.js';
 import { printable } from '../../input/printable.js';
-import type { TraceGroup } from '../../input/trace-window.js';
-import { loadPolicy } from '../../policy/load-policy.js';
 import { PolicyError } from '../../policy/policy-error.js';
-import type { PolicyLimits } from '../../policy/policy-limits.js';
 import { gateLine } from '../../report/gate-line.js';
 import type { Policy, Verdict } from '../../types.js';
 import type { CliIo } from '../cli-io.js';
@@ -25,6 +19,7 @@ import { ProblemLog } from '../problem-log.js';
 import { sameFile } from '../same-file.js';
 import { scoreNotes } from '../score-notes.js';
 import { type ScoreStats, scoreStream } from '../score-stream.js';
+import { loadJudges, loadScoring, type Scoring, type ScoringSources } from '../scoring.js';
 import { MAX_JOBS } from '../trace-shards.js';
 import { usageError } from '../usage-error.js';
 import { openOutput, REPORT_FORMATS, type ReportFormat } from '../verdict-output.js';
@@ -297,57 +292,6 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
     return 1;
   }
   return failed ? 1 : 0;
-}
-
-/** The files a score run judges with; the workers of `--jobs` load the same. */
-export interface ScoringSources {
-  policy?: string;
-  cases?: string;
-  matchInput: boolean;
-  /** Whether judges are configured (a case with `answer_facts` then gets an `llm_judge`). */
-  judge: boolean;
-  /** Bounds on the policy file (default `DEFAULT_POLICY_LIMITS`). */
-  limits?: PolicyLimits;
-}
-
-export interface Scoring {
-  policy: Policy;
-  cases?: EvalCase[];
-  /** With a case file: the case's policy for a trace, or undefined when no case is tied to it. */
-  select?: (group: TraceGroup) => Policy | undefined;
-  ruleTags?: ReturnType<CaseModules['caseTags']>;
-}
-
-/** The policy (or the case file's policies) a score run judges with. Throws what the loaders throw. */
-export async function loadScoring(sources: ScoringSources): Promise<Scoring> {
-  if (!sources.cases) return { policy: await loadPolicy(sources.policy!, sources.limits) };
-  // The eval-dataset modules are loaded only with --cases: a policy run starts without them.
-  const m = await loadCaseModules();
-  const cases = await m.loadCases(sources.cases);
-  const base = sources.policy ? await m.loadSettings(sources.policy, sources.limits) : undefined;
-  const policy = m.casesPolicy(cases, { ...(base ? { base } : {}), judge: sources.judge });
-  const select = m.caseSelector(policy, cases, { matchInput: sources.matchInput, source: sources.cases });
-  return { policy, cases, select, ruleTags: m.caseTags(cases) };
-}
-
-type CaseModules = Awaited<ReturnType<typeof loadCaseModules>>;
-
-async function loadCaseModules() {
-  const [{ casesPolicy, caseTags }, { loadCases }, { caseSelector }, { loadSettings }] = await Promise.all([
-    import('../../cases/cases-policy.js'),
-    import('../../cases/load-cases.js'),
-    import('../../cases/tie-cases.js'),
-    import('../load-settings.js'),
-  ]);
-  return { casesPolicy, caseTags, loadCases, caseSelector, loadSettings };
-}
-
-/** `judges` by name, or the default export as the `default` judge. */
-export async function loadJudges(path: string): Promise<Record<string, unknown>> {
-  const mod = (await import(pathToFileURL(resolve(path)).href)) as { judges?: unknown; default?: unknown };
-  if (mod.judges && typeof mod.judges === 'object') return mod.judges as Record<string, unknown>;
-  if (mod.default !== undefined) return { default: mod.default };
-  throw new Error('the module exports neither `judges` nor a default judge');
 }
 
 /**

@@ -12,7 +12,7 @@ import { PolicyError } from '../../policy/policy-error.js';
 import type { Policy } from '../../types.js';
 import type { CliIo } from '../cli-io.js';
 import { POLICY_LIMIT_OPTIONS, policyLimitsOf, policyLimitUsage } from '../policy-limit-flags.js';
-import { loadJudges } from './score.js';
+import { loadJudges } from '../scoring.js';
 
 export const SERVE_USAGE = `usage: toolwatch serve --policy P [options]
 
@@ -69,7 +69,7 @@ is pending, flush, exit 0.`;
 
 /** `toolwatch serve`: runs until SIGTERM/SIGINT (or `stop` resolves, for tests). */
 export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<void>): Promise<number> {
-  let values: Record<string, string | string[] | boolean | undefined>;
+  let values: ServeValues;
   try {
     ({ values } = parseArgs({
       args: argv,
@@ -112,76 +112,19 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
     io.stdout(`${SERVE_USAGE}\n`);
     return 0;
   }
-  const problems: string[] = [];
-  const listen = (name: string, fallback: string): Listen | undefined => {
-    const text = (values[name] as string | undefined) ?? fallback;
-    if (text === 'off') return undefined;
-    const m = /^(.*):(\d+)$/.exec(text);
-    if (!m || Number(m[2]) > 65535) {
-      problems.push(`--${name}: expected HOST:PORT or off, got ${JSON.stringify(text)}`);
-      return undefined;
-    }
-    return { host: m[1]!.replace(/^\[(.*)\]$/, '$1') || '127.0.0.1', port: Number(m[2]) };
-  };
-  // Limits of 0 would refuse every request (429 or 413) for as long as the gateway runs.
-  const number = (name: string, least = 0): number | undefined => {
-    const text = values[name] as string | undefined;
-    if (text === undefined) return undefined;
-    if (!/^\d+$/.test(text)) problems.push(`--${name}: expected a whole number, got ${JSON.stringify(text)}`);
-    else if (Number(text) < least) problems.push(`--${name}: must be at least ${least}, got ${text}`);
-    return Number(text);
-  };
-  function oneOf<T extends string>(name: string, choices: readonly T[], fallback: T): T {
-    const text = (values[name] as string | undefined) ?? fallback;
-    if ((choices as readonly string[]).includes(text)) return text as T;
-    problems.push(`--${name}: expected ${choices.join(', ')}, got ${JSON.stringify(text)}`);
-    return fallback;
-  }
-  const http = listen('http', '127.0.0.1:4318');
-  const grpc = listen('grpc', '127.0.0.1:4317');
-  const metrics = listen('metrics', '127.0.0.1:9464');
-  const forward = ((values.forward as string[] | undefined) ?? []).map((url) => {
-    try {
-      const u = new URL(url);
-      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
-      if (u.pathname === '/' || u.pathname === '') u.pathname = '/v1/traces';
-      return u.toString();
-    } catch {
-      problems.push(`--forward: not an http(s) URL: ${JSON.stringify(url)}`);
-      return '';
-    }
-  });
-  let token: string | undefined;
-  try {
-    if (values['token-file']) token = readFileSync(values['token-file'] as string, 'utf8').trim();
-    else if (values['token-env']) {
-      token = process.env[values['token-env'] as string];
-      if (!token) problems.push(`--token-env: ${values['token-env']} is not set or empty`);
-    }
-    if (token === '') problems.push('--token-file: the token file is empty');
-  } catch (err) {
-    problems.push(`--token-file: ${(err as Error).message}`);
-  }
-  const unreadyAfterFailures = number('unready-after-failures');
-  const logVerdicts = oneOf<VerdictLogging>('log-verdicts', ['failing', 'all', 'none'], 'failing');
-  const logFormat = oneOf<LogFormat>('log-format', ['text', 'json'], 'text');
-  if (Boolean(values['tls-cert']) !== Boolean(values['tls-key']))
-    problems.push('--tls-cert and --tls-key go together');
-  const options = {
-    decisionWaitMs: number('decision-wait'),
-    maxWaitMs: number('max-wait'),
-    maxHeldSpans: number('max-held-spans', 1),
-    maxHeldBytes: number('max-held-bytes', 1),
-    maxRequestBytes: number('max-request-bytes', 1),
-    maxDecompressedBytes: number('max-decompressed-bytes', 1),
-    maxInFlightBytes: number('max-in-flight-bytes', 1),
-    maxConnections: number('max-connections', 1),
-    maxConnectionsPerClient: number('max-connections-per-client', 1),
-    requestTimeoutMs: number('request-timeout', 1),
-    headersTimeoutMs: number('headers-timeout', 1),
-    idleTimeoutMs: number('idle-timeout', 1),
-    drainTimeoutMs: number('drain-timeout'),
-  };
+  const flags = readFlags(values);
+  const {
+    problems,
+    http,
+    grpc,
+    metrics,
+    forward,
+    token,
+    unreadyAfterFailures,
+    logVerdicts,
+    logFormat,
+    options,
+  } = flags;
   if (!values.policy) problems.push('--policy is required');
   const limits = policyLimitsOf(values);
   if (typeof limits === 'string') problems.push(limits);
@@ -274,6 +217,94 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
     spans,
   );
   return 0;
+}
+
+type ServeValues = Record<string, string | string[] | boolean | undefined>;
+
+/** The flags read into the gateway's settings; what is wrong with them goes into `problems`. */
+function readFlags(values: ServeValues) {
+  const problems: string[] = [];
+  const listen = (name: string, fallback: string): Listen | undefined => {
+    const text = (values[name] as string | undefined) ?? fallback;
+    if (text === 'off') return undefined;
+    const m = /^(.*):(\d+)$/.exec(text);
+    if (!m || Number(m[2]) > 65535) {
+      problems.push(`--${name}: expected HOST:PORT or off, got ${JSON.stringify(text)}`);
+      return undefined;
+    }
+    return { host: m[1]!.replace(/^\[(.*)\]$/, '$1') || '127.0.0.1', port: Number(m[2]) };
+  };
+  // Limits of 0 would refuse every request (429 or 413) for as long as the gateway runs.
+  const number = (name: string, least = 0): number | undefined => {
+    const text = values[name] as string | undefined;
+    if (text === undefined) return undefined;
+    if (!/^\d+$/.test(text)) problems.push(`--${name}: expected a whole number, got ${JSON.stringify(text)}`);
+    else if (Number(text) < least) problems.push(`--${name}: must be at least ${least}, got ${text}`);
+    return Number(text);
+  };
+  function oneOf<T extends string>(name: string, choices: readonly T[], fallback: T): T {
+    const text = (values[name] as string | undefined) ?? fallback;
+    if ((choices as readonly string[]).includes(text)) return text as T;
+    problems.push(`--${name}: expected ${choices.join(', ')}, got ${JSON.stringify(text)}`);
+    return fallback;
+  }
+  const http = listen('http', '127.0.0.1:4318');
+  const grpc = listen('grpc', '127.0.0.1:4317');
+  const metrics = listen('metrics', '127.0.0.1:9464');
+  const forward = ((values.forward as string[] | undefined) ?? []).map((url) => {
+    try {
+      const u = new URL(url);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
+      if (u.pathname === '/' || u.pathname === '') u.pathname = '/v1/traces';
+      return u.toString();
+    } catch {
+      problems.push(`--forward: not an http(s) URL: ${JSON.stringify(url)}`);
+      return '';
+    }
+  });
+  let token: string | undefined;
+  try {
+    if (values['token-file']) token = readFileSync(values['token-file'] as string, 'utf8').trim();
+    else if (values['token-env']) {
+      token = process.env[values['token-env'] as string];
+      if (!token) problems.push(`--token-env: ${values['token-env']} is not set or empty`);
+    }
+    if (token === '') problems.push('--token-file: the token file is empty');
+  } catch (err) {
+    problems.push(`--token-file: ${(err as Error).message}`);
+  }
+  const unreadyAfterFailures = number('unready-after-failures');
+  const logVerdicts = oneOf<VerdictLogging>('log-verdicts', ['failing', 'all', 'none'], 'failing');
+  const logFormat = oneOf<LogFormat>('log-format', ['text', 'json'], 'text');
+  if (Boolean(values['tls-cert']) !== Boolean(values['tls-key']))
+    problems.push('--tls-cert and --tls-key go together');
+  const options = {
+    decisionWaitMs: number('decision-wait'),
+    maxWaitMs: number('max-wait'),
+    maxHeldSpans: number('max-held-spans', 1),
+    maxHeldBytes: number('max-held-bytes', 1),
+    maxRequestBytes: number('max-request-bytes', 1),
+    maxDecompressedBytes: number('max-decompressed-bytes', 1),
+    maxInFlightBytes: number('max-in-flight-bytes', 1),
+    maxConnections: number('max-connections', 1),
+    maxConnectionsPerClient: number('max-connections-per-client', 1),
+    requestTimeoutMs: number('request-timeout', 1),
+    headersTimeoutMs: number('headers-timeout', 1),
+    idleTimeoutMs: number('idle-timeout', 1),
+    drainTimeoutMs: number('drain-timeout'),
+  };
+  return {
+    problems,
+    http,
+    grpc,
+    metrics,
+    forward,
+    token,
+    unreadyAfterFailures,
+    logVerdicts,
+    logFormat,
+    options,
+  };
 }
 
 /** A forward URL as logged: a password in it is not printed. */
