@@ -248,7 +248,8 @@ export class FollowedTraces {
       if (!nested) this._runs.unmatched.note(identity.agent);
       return undefined;
     }
-    if (state.mode === TraceMode.SAMPLED_OUT) return this._runs.skipped(identity, span, placement, 'sampled_out');
+    if (state.mode === TraceMode.SAMPLED_OUT)
+      return this._runs.skipped(identity, span, placement, 'sampled_out');
     // Matched no rule when it started, one now: its spans were not held.
     this._problems.report(
       'matched_after_start',
