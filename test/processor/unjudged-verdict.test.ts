@@ -22,6 +22,8 @@ function judge(ratio: number) {
   const processor = new ToolwatchSpanProcessor({
     policy: policyOf([{ match: { rootOnly: false }, scorers: [fakeScorer()] }], { sampling: { ratio } }),
     onVerdict: (v) => verdicts.push(v),
+    // Runs out of the sample reach onVerdict only when asked for.
+    sampledOutVerdicts: true,
   });
   const provider = new BasicTracerProvider({
     spanProcessors: [processor, new SimpleSpanProcessor(exporter)],
@@ -36,7 +38,7 @@ function judge(ratio: number) {
 }
 
 describe('a verdict no scorer judged', () => {
-  it('out of the sample: passed null to onVerdict, no passed attribute, not kept', () => {
+  it('out of the sample: passed null to onVerdict; the span says only that it was sampled out', () => {
     const { verdicts, spans } = judge(0);
     expect(verdicts.map((v) => [v.agent, v.passed, v.results.map((r) => `${r.label}: ${r.reason}`)])).toEqual(
       [
@@ -46,7 +48,7 @@ describe('a verdict no scorer judged', () => {
     );
     const root = spans.find((s) => s.name.includes('root'))!;
     expect(root.attributes['toolwatch.evaluation.passed']).toBeUndefined();
-    expect(root.attributes['toolwatch.keep']).toBe(false);
-    expect(root.attributes['toolwatch.evaluation.rule']).toBe('rule0');
+    expect(root.attributes['toolwatch.keep']).toBeUndefined();
+    expect(root.attributes['toolwatch.evaluation.skipped']).toBe('sampled_out');
   });
 });
