@@ -27,7 +27,8 @@ export interface ForwarderOptions {
   /** Requests in flight per endpoint. Default 4. */
   maxConcurrent?: number;
   /**
-   * Consecutive failed attempts (any answer but 2xx, a network error, a timeout) after which
+   * Consecutive failed attempts (an answer other than 2xx, 400 and 413 — those refuse one
+   * batch, not the endpoint —, a network error, a timeout) after which
    * an endpoint counts as failing: the gateway is not ready, and while nothing is in flight an
    * empty export is sent every `maxBackoffMs` to learn when it delivers again; the first 2xx
    * ends it. 0: never failing. Default 5.
@@ -76,6 +77,9 @@ type Posted =
   | { kind: 'error'; sent: boolean; timedOut: boolean };
 
 /** An empty `ExportTraceServiceRequest`: what a failing endpoint is probed with. */
+/** Answers about one batch rather than the endpoint: they do not count toward failing. */
+const BATCH_REFUSALS = new Set([400, 413]);
+
 const EMPTY_EXPORT = new Uint8Array();
 
 /**
@@ -241,7 +245,11 @@ export class Forwarder {
     let retryReason: string;
     let retryAfterMs: number | undefined;
     if (posted.kind === 'answer') {
-      this._health(endpoint, posted.status >= 200 && posted.status < 300, `http_${posted.status}`);
+      // 400 and 413 refuse this batch (a body over the endpoint's limit, content it cannot
+      // parse), not every batch: counted as failures, a sender whose batches are refused would
+      // take the gateway out of rotation while everyone else's spans are delivered.
+      if (!BATCH_REFUSALS.has(posted.status))
+        this._health(endpoint, posted.status >= 200 && posted.status < 300, `http_${posted.status}`);
       if (posted.status >= 200 && posted.status < 300) {
         // The endpoint may refuse some spans of an accepted request (OTLP partial success):
         // those are dead-lettered, not counted as forwarded.

@@ -44,6 +44,13 @@ export interface GrpcReceiverOptions {
    * 300,000 ms (Node's HTTP `requestTimeout`).
    */
   receiveTimeoutMs?: number;
+  /**
+   * How long a connection with no call in progress is kept before it is closed (GOAWAY).
+   * gRPC connections are not capped (grpc-js has no setting), and grpc-js's own default is
+   * about 24 days: idle connections from many addresses could take every file descriptor.
+   * Default 60,000 ms, the HTTP listener's idle timeout.
+   */
+  idleTimeoutMs?: number;
 }
 
 export function grpcServer(gateway: ToolwatchGateway, options: GrpcReceiverOptions = {}): grpc.Server {
@@ -52,6 +59,7 @@ export function grpcServer(gateway: ToolwatchGateway, options: GrpcReceiverOptio
   const counted = inFlightBytes(budget, options.receiveTimeoutMs ?? 300_000);
   const server = new grpc.Server({
     'grpc.max_receive_message_length': options.maxRequestBytes ?? 16 * 1024 * 1024,
+    'grpc.max_connection_idle_ms': options.idleTimeoutMs ?? 60_000,
     // The token is checked on the call's metadata, before grpc-js reads any of its message.
     interceptors: options.token !== undefined ? [bearerToken(options.token), counted] : [counted],
   });

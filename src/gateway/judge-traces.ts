@@ -1,6 +1,7 @@
 import { verdictAttributes } from '../emission/attributes.js';
 import { evaluationEventAttributes } from '../emission/events.js';
 import type { ToolwatchMetrics } from '../emission/metrics.js';
+import { skippedEvaluation } from '../evaluation/evaluate-run.js';
 import { evaluateTraces } from '../evaluation/evaluate-traces.js';
 import type { JudgeLimiter } from '../evaluation/judge-limiter.js';
 import { appendToSpan, DoubleValue, type EventToAdd } from '../otlp/encode-values.js';
@@ -38,7 +39,7 @@ export async function judgeTraces(
 ): Promise<{ spans: RawSpan[]; verdicts: Verdict[]; unmatched: AgentRun[] }> {
   const spans = traces.flatMap((t) => t.spans);
   const unmatched: AgentRun[] = [];
-  const verdicts =
+  const judged =
     spans.length === 0
       ? []
       : await evaluateTraces(spans, policy, {
@@ -47,6 +48,7 @@ export async function judgeTraces(
           problems: options.problems,
           unmatched,
         });
+  const verdicts = withoutPartialVerdicts(judged, traces, policy);
   const bySpan = new Map<string, Verdict[]>();
   for (const verdict of verdicts) {
     const key = verdict.trace_id + verdict.span_id;
@@ -75,6 +77,27 @@ export async function judgeTraces(
     }
   }
   return { spans: raw, verdicts, unmatched };
+}
+
+/**
+ * A trace that reached its span limit was judged on the spans before it; every later one
+ * passes unjudged, so a run padded with filler before a forbidden call would pass. Its runs
+ * get `skipped: incomplete_trace` records instead, as the span processor's do past its limit.
+ */
+function withoutPartialVerdicts(
+  verdicts: Verdict[],
+  traces: readonly BufferedTrace[],
+  policy: Policy,
+): Verdict[] {
+  const truncated = new Set<string>();
+  for (const trace of traces) if (trace.full) truncated.add(trace.traceId);
+  if (truncated.size === 0) return verdicts;
+  return verdicts.map((v) => {
+    const rule = truncated.has(v.trace_id) ? policy.rules.find((r) => r.name === v.rule) : undefined;
+    if (!rule) return v;
+    const subject = { traceId: v.trace_id, spanId: v.span_id, agent: v.agent };
+    return skippedEvaluation(subject, rule, policy, 'incomplete_trace').verdict;
+  });
 }
 
 /**

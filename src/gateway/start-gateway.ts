@@ -70,7 +70,7 @@ export interface StartGatewayOptions extends ToolwatchGatewayOptions {
   headersTimeoutMs?: number;
   /**
    * How long an HTTP connection may sit idle between requests before it is closed (Node's
-   * `keepAliveTimeout`). Default 60,000 ms, the Collector's OTLP/HTTP receiver's
+   * `keepAliveTimeout`), and a gRPC connection with no call in progress (GOAWAY). Default 60,000 ms, the Collector's OTLP/HTTP receiver's
    * `keepalive.idle_timeout`: Node's own 5 s is shorter than the idle timeouts of the clients
    * that export here (the Collector's exporters keep connections 90 s), so a connection
    * closed as an export was written to it failed that export.
@@ -147,6 +147,7 @@ export async function startGateway(options: StartGatewayOptions): Promise<Runnin
         ...(options.maxRequestBytes !== undefined ? { maxRequestBytes: options.maxRequestBytes } : {}),
         budget,
         ...(options.requestTimeoutMs !== undefined ? { receiveTimeoutMs: options.requestTimeoutMs } : {}),
+        ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
       });
       const host = options.grpc.host ?? '127.0.0.1';
       const port = await bindGrpc(rpc, host, options.grpc.port, tls);

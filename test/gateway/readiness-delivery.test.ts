@@ -145,4 +145,30 @@ describe('readiness follows delivery', () => {
     expect(up.requests).toBe(2);
     expect(await readyz()).toBe(200);
   });
+
+  it.each([400, 413])(
+    'an endpoint refusing batches with %i is not failing: those batches are dead-lettered, readiness stays',
+    async (status) => {
+      // The answer is about the batch, not the endpoint (a Collector refuses a body over its
+      // size limit, or invalid UTF-8 the gateway passes on): a sender that makes its own
+      // batches refused must not take the gateway out of a load balancer's rotation.
+      const up = await upstream();
+      cleanup.push(() => void up.server.close());
+      up.status = status;
+      const { g, readyz, post, metric } = await gatewayTo(up.url);
+      const refused = () =>
+        g.gateway.registry.value('toolwatch_gateway_spans_dead_lettered_total', {
+          endpoint: up.url,
+          reason: `http_${status}`,
+        });
+      for (let i = 1; i <= 6; i++) {
+        await post();
+        await until(`batch ${i} refused`, () => refused() === 3 * i || undefined);
+      }
+      expect(up.requests).toBe(6);
+      // Before: 503 after the fifth refused batch, until an empty probe succeeded.
+      expect(metric('toolwatch_gateway_forward_consecutive_failures')).toBe(0);
+      expect(await readyz()).toBe(200);
+    },
+  );
 });

@@ -52,8 +52,9 @@ writes the verdicts onto the agent spans and forwards every span.
                         DEADLINE_EXCEEDED), default 300000
   --headers-timeout MS  longest an HTTP request's headers may take to arrive (408),
                         default 60000 (the Collector's read_header_timeout)
-  --idle-timeout MS     how long an HTTP connection may stay idle between requests
-                        (default 60000, the Collector's OTLP receiver's)
+  --idle-timeout MS     how long an HTTP connection may stay idle between requests,
+                        and a gRPC one with no call (default 60000, the Collector's
+                        OTLP/HTTP receiver's)
   --drain-timeout MS    on SIGTERM, how long to wait for forwarding (default 30000)
   --unready-after-failures N  /readyz answers 503 after N failed forward attempts in a
                         row to an endpoint, until one succeeds (empty exports probe it
