@@ -60,7 +60,12 @@ describe('the README', () => {
   it('says which part a user needs: the processor, the gateway, the CLI, the guard', () => {
     const table = readme.slice(readme.indexOf('## Which part you need'));
     const rows = table.split('\n').filter((l) => l.startsWith('| **'));
-    expect(rows.map((r) => /\*\*the (\w+)\*\*/.exec(r)?.[1])).toEqual(['processor', 'gateway', 'CLI', 'guard']);
+    expect(rows.map((r) => /\*\*the (\w+)\*\*/.exec(r)?.[1])).toEqual([
+      'processor',
+      'gateway',
+      'CLI',
+      'guard',
+    ]);
   });
 
   it('says how to install today, from a checkout, and once published', () => {
