@@ -57,10 +57,15 @@ describe('the README', () => {
     for (const section of sections) expect(contents, section).toContain(`(#${anchor(section)})`);
   });
 
-  it('says which part a user needs: the processor, the gateway, the CLI', () => {
+  it('says which part a user needs: the processor, the gateway, the CLI, the guard', () => {
     const table = readme.slice(readme.indexOf('## Which part you need'));
     const rows = table.split('\n').filter((l) => l.startsWith('| **'));
-    expect(rows.map((r) => /\*\*the (\w+)\*\*/.exec(r)?.[1])).toEqual(['processor', 'gateway', 'CLI']);
+    expect(rows.map((r) => /\*\*the (\w+)\*\*/.exec(r)?.[1])).toEqual([
+      'processor',
+      'gateway',
+      'CLI',
+      'guard',
+    ]);
   });
 
   it('says how to install today, from a checkout, and once published', () => {

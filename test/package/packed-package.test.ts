@@ -189,10 +189,13 @@ describe('npm pack', () => {
     expect(files.some((f) => f.startsWith('src/') || f.startsWith('test/') || f.startsWith('scripts/'))).toBe(
       false,
     );
-    // Internal modules have no declarations to drift from the bundle.
-    expect(files.filter((f) => f.endsWith('.d.ts'))).toEqual(
-      files.filter((f) => f === 'dist/index.d.ts' || f === 'dist/gateway/index.d.ts'),
-    );
+    // One declaration file per entry point (toolwatch, /gateway, each /guard/* adapter);
+    // internal modules have none to drift from the bundle.
+    const entryTypes = Object.values<{ types?: string }>(manifest.exports)
+      .flatMap((e) => (typeof e === 'object' && e.types ? [e.types.replace(/^\.\//, '')] : []))
+      .sort();
+    expect(entryTypes).toHaveLength(6);
+    expect(files.filter((f) => f.endsWith('.d.ts')).sort()).toEqual(entryTypes);
   });
 
   it('has source maps that carry their sources (src/ is not shipped)', () => {
@@ -227,8 +230,12 @@ describe('npm pack', () => {
   it('brings no gRPC stack: @grpc/grpc-js is an optional peer, only the gateway’s gRPC listener loads it', () => {
     expect(manifest.dependencies['@grpc/grpc-js']).toBeUndefined();
     expect(manifest.peerDependencies['@grpc/grpc-js']).toMatch(/^\^1\./);
-    expect(manifest.peerDependenciesMeta).toEqual({ '@grpc/grpc-js': { optional: true } });
-    for (const name of ['@grpc/grpc-js', '@grpc/proto-loader', 'protobufjs', 'yargs']) {
+    // @openai/agents is the OpenAI Agents guard adapter's optional peer: never installed for it.
+    expect(manifest.peerDependenciesMeta).toEqual({
+      '@grpc/grpc-js': { optional: true },
+      '@openai/agents': { optional: true },
+    });
+    for (const name of ['@grpc/grpc-js', '@grpc/proto-loader', 'protobufjs', 'yargs', '@openai/agents']) {
       expect(existsSync(join(app, 'node_modules', name)), name).toBe(false);
     }
   });
