@@ -40,10 +40,13 @@ describe('--max-policy-bytes', () => {
     expect(await main(['score', traces, '--policy', big], refused.io)).toBe(2);
     expect(refused.err()).toMatch(LIMIT);
     const raised = capturedStderr();
+    // The policy is read; the empty input then ends the run as nothing readable (exit 1, not
+    // the usage and policy errors' 2).
     expect(await main(['score', traces, '--policy', big, '--max-policy-bytes', '2000000'], raised.io)).toBe(
-      0,
+      1,
     );
     expect(raised.err()).not.toMatch(/invalid toolwatch policy/);
+    expect(raised.err()).toMatch(/nothing readable was found/);
   });
 
   it('baseline save takes it too', async () => {
