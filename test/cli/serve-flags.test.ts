@@ -42,3 +42,21 @@ describe('serve: numeric flags at their edges', () => {
     },
   );
 });
+
+describe('serve: a usage error', () => {
+  it('is its one line and where the help is, not the whole help', async () => {
+    const { io, err } = capturedStderr();
+    const code = await serveCommand(['--max-connections', '0', '--http', 'off'], io, Promise.resolve());
+    expect(code).toBe(2);
+    expect(err()).toBe(
+      'toolwatch serve: --max-connections: must be at least 1, got 0\n' +
+        'toolwatch serve: --policy is required\n' +
+        'run `toolwatch serve --help` for the options\n',
+    );
+    const unknown = capturedStderr();
+    expect(await serveCommand(['--no-such-flag'], unknown.io, Promise.resolve())).toBe(2);
+    expect(unknown.err()).toMatch(
+      /^toolwatch serve: .*no-such-flag.*\nrun `toolwatch serve --help` for the options\n$/,
+    );
+  });
+});

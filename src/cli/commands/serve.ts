@@ -13,6 +13,7 @@ import type { Policy } from '../../types.js';
 import type { CliIo } from '../cli-io.js';
 import { POLICY_LIMIT_OPTIONS, policyLimitsOf, policyLimitUsage } from '../policy-limit-flags.js';
 import { loadJudges } from '../scoring.js';
+import { usageError } from '../usage-error.js';
 
 export const SERVE_USAGE = `usage: toolwatch serve --policy P [options]
 
@@ -106,8 +107,7 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
       },
     }));
   } catch (err) {
-    io.stderr(`toolwatch serve: ${(err as Error).message}\n${SERVE_USAGE}\n`);
-    return 2;
+    return usageError(io, 'serve', (err as Error).message);
   }
   if (values.help) {
     io.stdout(`${SERVE_USAGE}\n`);
@@ -129,10 +129,7 @@ export async function serveCommand(argv: string[], io: CliIo, stop?: Promise<voi
   if (!values.policy) problems.push('--policy is required');
   const limits = policyLimitsOf(values);
   if (typeof limits === 'string') problems.push(limits);
-  if (problems.length > 0) {
-    io.stderr(`${problems.map((p) => `toolwatch serve: ${p}`).join('\n')}\n${SERVE_USAGE}\n`);
-    return 2;
-  }
+  if (problems.length > 0) return usageError(io, 'serve', problems.join('\ntoolwatch serve: '));
   let policy: Policy;
   try {
     policy = await loadPolicy(values.policy as string, typeof limits === 'string' ? {} : limits);
