@@ -33,6 +33,9 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const rootLock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8'));
 const locked = (name: string) => `${name}@${rootLock.packages[`node_modules/${name}`].version}`;
 
+/** `@opentelemetry/sdk-node` of the SDK release the lockfile's `@opentelemetry/*` packages belong to. */
+const SDK_NODE_VERSION = '0.223.0';
+
 let work: string;
 let app: string;
 let packed: { filename: string; files: Array<{ path: string }> };
@@ -99,6 +102,30 @@ beforeAll(async () => {
     }
     for (const block of blocksOf(page)) if (block.file) writeFileSync(join(dir, block.file), block.code);
   }
+  // The README's program starts the NodeSDK, as most Node applications do. It goes in the
+  // README page's own directory, not the application's: the SDK's OTLP/gRPC exporters bring
+  // @grpc/grpc-js and protobufjs (and its install script), which the tests above and below
+  // require a processor-only install to be without. The page's programs still find toolwatch
+  // in the application's node_modules, one directory up.
+  const readme = pageDir('README.md');
+  writeFileSync(
+    join(readme, 'package.json'),
+    JSON.stringify({ name: 'readme', private: true, type: 'module' }),
+  );
+  const sdkNode = run(
+    'npm',
+    [
+      'install',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      `@opentelemetry/sdk-node@${SDK_NODE_VERSION}`,
+      locked('@opentelemetry/api'),
+    ],
+    readme,
+  );
+  if (sdkNode.status !== 0)
+    throw new Error(`npm install of the NodeSDK failed:\n${sdkNode.stdout}${sdkNode.stderr}`);
   // The gateway's tests serve the README's policy and send a recorded refund-agent run.
   for (const block of blocksOf('README.md')) if (block.file) writeFileSync(join(app, block.file), block.code);
   writeFileSync(join(app, 'traces.json'), await recordRefundTrace());
@@ -249,9 +276,9 @@ describe('the README, run against the installed tarball', () => {
     expect(programs.length).toBeGreaterThanOrEqual(3);
   });
 
-  it('the NodeTracerProvider program: the forbidden call is flagged live and the verdict fails, as shown', () => {
+  it('the NodeSDK program: the forbidden call is flagged live and the verdict fails, as shown', () => {
     const program = programs[0]!;
-    expect(program.code).toContain('new NodeTracerProvider(');
+    expect(program.code).toContain('new NodeSDK(');
     const r = runProgram(program);
     expect(r.status, r.stderr).toBe(0);
     const shown = blocks.find((b) => b.lang === 'text' && b.index > program.index)!;
