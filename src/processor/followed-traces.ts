@@ -243,18 +243,18 @@ export class FollowedTraces {
   ): ReadableSpan | undefined {
     if (nested && this._allRulesRootOnly) return undefined;
     const identity = spanIdentity(span, nested, this._rulesReadAttributes);
-    const matched = matchRules(identity, this._policy).length > 0;
-    if (!matched) {
+    const rules = matchRules(identity, this._policy);
+    if (rules.length === 0) {
       if (!nested) this._runs.unmatched.note(identity.agent);
       return undefined;
     }
     if (state.mode === TraceMode.SAMPLED_OUT)
-      return this._runs.skipped(identity, span, placement, 'sampled_out');
+      return this._runs.skipped(identity, span, placement, 'sampled_out', rules);
     // Matched no rule when it started, one now: its spans were not held.
     this._problems.report(
       'matched_after_start',
       `agent span ${spanId} matched no rule when it started and matches one as it ends (attributes set later): its run gets an incomplete_trace record`,
     );
-    return this._runs.skipped(identity, span, placement, 'incomplete_trace');
+    return this._runs.skipped(identity, span, placement, 'incomplete_trace', rules);
   }
 }

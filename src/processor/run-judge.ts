@@ -104,9 +104,10 @@ export class RunJudge {
     span: ReadableSpan,
     placement: Placement,
     reason: string,
+    // The caller's own match, when it has one: rule matching is not done twice per run.
+    rules: readonly Rule[] = matchRules(identity, this._options.policy),
   ): ReadableSpan | undefined {
     const { policy, metrics, writer, onVerdict } = this._options;
-    const rules = matchRules(identity, policy);
     if (rules.length === 0) return undefined;
     const full = reason !== 'sampled_out';
     const deliver = onVerdict !== undefined && (full || this._options.sampledOutVerdicts);
