@@ -6,7 +6,8 @@ import { JudgeLimiter } from '../evaluation/judge-limiter.js';
 import { otlpJsonFromProtobuf } from '../otlp/otlp-protobuf.js';
 import { encodeTraceRequest, type RawSpan, splitTraceRequest } from '../otlp/trace-request-splice.js';
 import type { AgentRun, JudgeFunction, Policy, Problem, SpanLike, Verdict } from '../types.js';
-import { Forwarder, type ForwarderOptions } from './forwarder.js';
+import { Forwarder, type ForwarderEvents, type ForwarderOptions } from './forwarder.js';
+import { type GatewayCounters, gatewayCounters } from './gateway-counters.js';
 import type { GatewayLogger, GatewayLogRecord, VerdictLogging } from './gateway-log.js';
 import { GuardService } from './guard-service.js';
 import { judgeTraces } from './judge-traces.js';
@@ -110,7 +111,7 @@ export class ToolwatchGateway {
   /** Agent names seen in runs no rule matched (bounded: `MAX_UNMATCHED_AGENT_NAMES`). */
   private readonly _unmatchedNames = new Set<string>();
   private _unmatchedOverflowLogged = false;
-  private readonly _count: Record<string, (labels?: Record<string, string>, value?: number) => void>;
+  private readonly _count: GatewayCounters;
 
   constructor(private readonly _o: ToolwatchGatewayOptions) {
     this._now = _o.now ?? Date.now;
@@ -119,53 +120,44 @@ export class ToolwatchGateway {
     this._maxTraces = _o.maxTraces ?? 50_000;
     this._retryAfterMs = _o.retryAfterMs ?? 1000;
     this.registry = _o.registry ?? new PrometheusRegistry();
+    this._count = gatewayCounters(this.registry);
+    this._gaugeHolding();
+    this._limiter = new JudgeLimiter(
+      { maxPerMinute: _o.policy.judge.maxPerMinute, maxConcurrent: _o.policy.judge.maxConcurrent },
+      this._now,
+    );
+    this.metrics = new ToolwatchMetrics({ meterProvider: this.registry.meterProvider(), policy: _o.policy });
+    this.guard = new GuardService({
+      policy: _o.policy,
+      registry: this.registry,
+      metrics: this.metrics,
+      now: this._now,
+      ...(_o.guardRuns !== undefined ? { maxRuns: _o.guardRuns } : {}),
+      ...(_o.guardRunTtlMs !== undefined ? { runTtlMs: _o.guardRunTtlMs } : {}),
+    });
+    const decisionWait = _o.decisionWaitMs ?? 2000;
+    this._assembler = new TraceAssembler({
+      decisionWaitMs: decisionWait,
+      maxWaitMs: _o.maxWaitMs ?? 30_000,
+      maxSpansPerTrace: _o.maxSpansPerTrace ?? 10_000,
+      decidedCacheSize: _o.decidedCacheSize ?? 100_000,
+    });
+    this._forwarder = new Forwarder(
+      {
+        ..._o.forwarding,
+        endpoints: _o.forward ?? [],
+        ...(_o.forwardHeaders ? { headers: _o.forwardHeaders } : {}),
+      },
+      this._forwarderEvents(),
+    );
+    this._gaugeForwarding();
+    this._timer = setInterval(() => this.tick(), Math.max(10, Math.min(250, decisionWait / 4)));
+    this._timer.unref();
+  }
+
+  /** What the gateway holds, and the process holding it. */
+  private _gaugeHolding(): void {
     const r = this.registry;
-    this._count = {
-      received: r.counter('toolwatch_gateway_spans_received_total', 'Spans accepted, by transport.'),
-      requests: r.counter('toolwatch_gateway_requests_total', 'Export requests, by transport and outcome.'),
-      rejected: r.counter(
-        'toolwatch_gateway_spans_rejected_total',
-        'Spans refused (the sender was told), by reason.',
-      ),
-      forwarded: r.counter('toolwatch_gateway_spans_forwarded_total', 'Spans forwarded, by endpoint.'),
-      retries: r.counter(
-        'toolwatch_gateway_forward_retries_total',
-        'Forwarding retries, by endpoint and reason.',
-      ),
-      deadLettered: r.counter(
-        'toolwatch_gateway_spans_dead_lettered_total',
-        'Accepted spans that could not be forwarded after retries, by endpoint and reason.',
-      ),
-      unconfirmed: r.counter(
-        'toolwatch_gateway_spans_unconfirmed_total',
-        'Spans sent whole to an endpoint that never answered (timeout, or shutdown while waiting): it may have them; not re-sent, by endpoint and reason.',
-      ),
-      dropped: r.counter('toolwatch_gateway_spans_dropped_total', 'Accepted spans not forwarded, by reason.'),
-      late: r.counter(
-        'toolwatch_gateway_late_spans_total',
-        'Spans that arrived after their trace was judged (forwarded unjudged).',
-      ),
-      conflicts: r.counter(
-        'toolwatch_gateway_span_id_conflicts_total',
-        'Spans that arrived under the id of another span of their trace with other content: judged, forwarded, and marked on the verdict (toolwatch.evaluation.span_id_conflicts).',
-      ),
-      unjudged: r.counter(
-        'toolwatch_gateway_spans_undecodable_total',
-        'Spans forwarded unjudged because they could not be decoded.',
-      ),
-      traces: r.counter(
-        'toolwatch_gateway_traces_judged_total',
-        'Traces judged, by completion (quiet, max_wait, span_limit, shutdown).',
-      ),
-      verdicts: r.counter(
-        'toolwatch_gateway_verdicts_total',
-        'Verdicts written onto forwarded spans, by rule and passed.',
-      ),
-      unmatched: r.counter(
-        'toolwatch_gateway_agent_runs_unmatched_total',
-        'Agent runs no rule matched (nor any run enclosing them), by agent name.',
-      ),
-    };
     r.gauge(
       'toolwatch_gateway_spans_held',
       'Spans accepted and not yet forwarded or dead-lettered.',
@@ -191,61 +183,47 @@ export class ToolwatchGateway {
     );
     r.gauge('nodejs_heap_used_bytes', 'V8 heap in use.', () => process.memoryUsage().heapUsed);
     r.gauge('toolwatch_gateway_policy_info', 'The policy in use (digest as a label).', () => 1, {
-      policy_digest: _o.policy.digest,
+      policy_digest: this._o.policy.digest,
     });
-    this._limiter = new JudgeLimiter(
-      { maxPerMinute: _o.policy.judge.maxPerMinute, maxConcurrent: _o.policy.judge.maxConcurrent },
-      this._now,
-    );
-    this.metrics = new ToolwatchMetrics({ meterProvider: r.meterProvider(), policy: _o.policy });
-    this.guard = new GuardService({
-      policy: _o.policy,
-      registry: r,
-      metrics: this.metrics,
-      now: this._now,
-      ...(_o.guardRuns !== undefined ? { maxRuns: _o.guardRuns } : {}),
-      ...(_o.guardRunTtlMs !== undefined ? { runTtlMs: _o.guardRunTtlMs } : {}),
-    });
-    this._assembler = new TraceAssembler({
-      decisionWaitMs: _o.decisionWaitMs ?? 2000,
-      maxWaitMs: _o.maxWaitMs ?? 30_000,
-      maxSpansPerTrace: _o.maxSpansPerTrace ?? 10_000,
-      decidedCacheSize: _o.decidedCacheSize ?? 100_000,
-    });
-    this._forwarder = new Forwarder(
-      {
-        ..._o.forwarding,
-        endpoints: _o.forward ?? [],
-        ...(_o.forwardHeaders ? { headers: _o.forwardHeaders } : {}),
+  }
+
+  /**
+   * What forwarding reports, counted and logged here; settled batches leave the held totals
+   * (the gateway stays their one writer).
+   */
+  private _forwarderEvents(): ForwarderEvents {
+    return {
+      forwarded: (endpoint, spans) => this._count.forwarded({ endpoint }, spans),
+      retried: (endpoint, reason) => this._count.retries({ endpoint, reason }),
+      deadLettered: (endpoint, spans, reason) => this._count.deadLettered({ endpoint, reason }, spans),
+      unconfirmed: (endpoint, spans, reason) => this._count.unconfirmed({ endpoint, reason }, spans),
+      health: (endpoint, failing, failures, reason) =>
+        this._log(
+          failing
+            ? {
+                level: 'warn',
+                msg: 'forwarding failing; not ready until the endpoint delivers again',
+                attributes: { endpoint, consecutive_failures: failures, last_failure: reason },
+              }
+            : { level: 'info', msg: 'forwarding delivers again', attributes: { endpoint } },
+        ),
+      settled: (spans, held) => {
+        this._held -= spans;
+        this._heldBytes -= held;
+        if ((this._o.forward ?? []).length === 0)
+          this._count.dropped({ reason: 'no_forward_endpoint' }, spans);
       },
-      {
-        forwarded: (endpoint, spans) => this._count.forwarded!({ endpoint }, spans),
-        retried: (endpoint, reason) => this._count.retries!({ endpoint, reason }),
-        deadLettered: (endpoint, spans, reason) => this._count.deadLettered!({ endpoint, reason }, spans),
-        unconfirmed: (endpoint, spans, reason) => this._count.unconfirmed!({ endpoint, reason }, spans),
-        health: (endpoint, failing, failures, reason) =>
-          this._log(
-            failing
-              ? {
-                  level: 'warn',
-                  msg: 'forwarding failing; not ready until the endpoint delivers again',
-                  attributes: { endpoint, consecutive_failures: failures, last_failure: reason },
-                }
-              : { level: 'info', msg: 'forwarding delivers again', attributes: { endpoint } },
-          ),
-        settled: (spans, held) => {
-          this._held -= spans;
-          this._heldBytes -= held;
-          if ((this._o.forward ?? []).length === 0)
-            this._count.dropped!({ reason: 'no_forward_endpoint' }, spans);
-        },
-      },
-    );
+    };
+  }
+
+  /** Each endpoint's health and unconfirmed series, and readiness. */
+  private _gaugeForwarding(): void {
+    const r = this.registry;
     // Created at 0, as ToolwatchMetrics seeds its counters: Prometheus' increase() cannot see a
     // series' first sample, so an alert on the first conflict or unconfirmed batch needs them.
-    this._count.conflicts!({}, 0);
+    this._count.conflicts({}, 0);
     for (const endpoint of this._forwarder.endpoints) {
-      for (const reason of ['timeout', 'shutdown']) this._count.unconfirmed!({ endpoint, reason }, 0);
+      for (const reason of ['timeout', 'shutdown']) this._count.unconfirmed({ endpoint, reason }, 0);
       r.gauge(
         'toolwatch_gateway_forward_up',
         'Whether an endpoint delivers (0 after --unready-after-failures failed attempts in a row, until one succeeds).',
@@ -262,9 +240,6 @@ export class ToolwatchGateway {
     r.gauge('toolwatch_gateway_ready', 'Whether /readyz answers 200 (1) or 503 (0).', () =>
       this.ready ? 1 : 0,
     );
-    const decisionWait = _o.decisionWaitMs ?? 2000;
-    this._timer = setInterval(() => this.tick(), Math.max(10, Math.min(250, decisionWait / 4)));
-    this._timer.unref();
   }
 
   /**
@@ -295,7 +270,7 @@ export class ToolwatchGateway {
     try {
       return this._ingest(bytes, transport);
     } catch (err) {
-      this._count.requests!({ transport, outcome: 'invalid' });
+      this._count.requests({ transport, outcome: 'invalid' });
       return {
         kind: 'invalid',
         message: `undecodable OTLP protobuf: ${err instanceof Error ? err.message : String(err)}`,
@@ -305,11 +280,11 @@ export class ToolwatchGateway {
 
   private _ingest(bytes: Uint8Array, transport: 'http' | 'grpc'): IngestResult {
     if (this._draining) {
-      this._count.requests!({ transport, outcome: 'unavailable' });
+      this._count.requests({ transport, outcome: 'unavailable' });
       return { kind: 'unavailable', message: 'the gateway is shutting down' };
     }
     const { spans: raw, rejected } = splitTraceRequest(bytes);
-    if (rejected.count > 0) this._count.rejected!({ reason: 'invalid_span' }, rejected.count);
+    if (rejected.count > 0) this._count.rejected({ reason: 'invalid_span' }, rejected.count);
     const fresh = new Set<string>();
     for (const span of raw) if (!this._assembler.has(span.traceId)) fresh.add(span.traceId);
     const newTraces = fresh.size;
@@ -318,8 +293,8 @@ export class ToolwatchGateway {
     if (raw.length > this._maxHeld || newTraces > this._maxTraces || size > this._maxHeldBytes) {
       // Retrying cannot help a request the gateway could not hold even when empty: refused
       // for good (400 / INVALID_ARGUMENT), so the sender does not retry it forever.
-      this._count.requests!({ transport, outcome: 'invalid' });
-      this._count.rejected!({ reason: 'request_too_large' }, raw.length);
+      this._count.requests({ transport, outcome: 'invalid' });
+      this._count.rejected({ reason: 'request_too_large' }, raw.length);
       return {
         kind: 'invalid',
         message:
@@ -335,8 +310,8 @@ export class ToolwatchGateway {
       this._heldBytes + size > this._maxHeldBytes ||
       (newTraces > 0 && this._assembler.bufferedTraces + newTraces > this._maxTraces)
     ) {
-      this._count.requests!({ transport, outcome: 'exhausted' });
-      this._count.rejected!({ reason: 'buffer_full' }, raw.length);
+      this._count.requests({ transport, outcome: 'exhausted' });
+      this._count.rejected({ reason: 'buffer_full' }, raw.length);
       return {
         kind: 'exhausted',
         retryAfterMs: this._retryAfterMs,
@@ -347,22 +322,22 @@ export class ToolwatchGateway {
     const now = this._now();
     this._held += raw.length;
     this._heldBytes += size;
-    this._count.received!({ transport }, raw.length);
-    this._count.requests!({ transport, outcome: 'accepted' });
+    this._count.received({ transport }, raw.length);
+    this._count.requests({ transport, outcome: 'accepted' });
     for (const span of raw) {
       const same = decoded.get(span.traceId + span.spanId);
       // A cursor, not `shift()`: 200,000 copies of one span in a request made shift O(n²).
       const like = same ? same.spans[same.next++] : undefined;
-      if (!like) this._count.unjudged!();
+      if (!like) this._count.unjudged();
       const outcome = this._assembler.add(span, like, now);
-      if (outcome === 'conflict') this._count.conflicts!();
+      if (outcome === 'conflict') this._count.conflicts();
       else if (outcome === 'late') {
-        this._count.late!();
+        this._count.late();
         this._late.push(span);
       } else if (outcome === 'duplicate') {
         this._held--;
         this._heldBytes -= span.receivedBytes;
-        this._count.dropped!({ reason: 'duplicate_span' });
+        this._count.dropped({ reason: 'duplicate_span' });
       }
     }
     return {
@@ -411,7 +386,7 @@ export class ToolwatchGateway {
     this._late = [];
     if (late.length > 0) this._send(late);
     if (due.length === 0) return this._judging;
-    for (const { completion } of due) this._count.traces!({ completion });
+    for (const { completion } of due) this._count.traces({ completion });
     const traces = due.map((d) => d.trace);
     // Judging is serialised: verdicts leave in the order traces completed.
     this._judging = this._judging.then(async () => {
@@ -428,7 +403,7 @@ export class ToolwatchGateway {
           problems,
         });
         for (const v of verdicts)
-          this._count.verdicts!({ rule: v.rule, passed: v.passed === null ? 'skipped' : String(v.passed) });
+          this._count.verdicts({ rule: v.rule, passed: v.passed === null ? 'skipped' : String(v.passed) });
         this._send(spans);
         this._logVerdicts(verdicts, traces);
         for (const run of unmatched) this._unmatched(run);
@@ -475,7 +450,7 @@ export class ToolwatchGateway {
     const name = cappedName(run.agent);
     if (!this._unmatchedNames.has(name)) {
       if (this._unmatchedNames.size >= MAX_UNMATCHED_AGENT_NAMES) {
-        this._count.unmatched!({ otel_metric_overflow: 'true' });
+        this._count.unmatched({ otel_metric_overflow: 'true' });
         if (!this._unmatchedOverflowLogged) {
           this._unmatchedOverflowLogged = true;
           this._log({
@@ -498,7 +473,7 @@ export class ToolwatchGateway {
         },
       });
     }
-    this._count.unmatched!({ agent: name });
+    this._count.unmatched({ agent: name });
   }
 
   /** A logger that throws must not stop judging or forwarding. */
