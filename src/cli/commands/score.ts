@@ -18,11 +18,12 @@ import { POLICY_LIMIT_OPTIONS, policyLimitsOf, policyLimitUsage } from '../polic
 import { ProblemLog } from '../problem-log.js';
 import { sameFile } from '../same-file.js';
 import { scoreNotes } from '../score-notes.js';
+import type { ShardWorkers } from '../score-parallel.js';
 import { type ScoreStats, scoreStream } from '../score-stream.js';
 import { loadJudges, loadScoring, type Scoring, type ScoringSources } from '../scoring.js';
 import { MAX_JOBS } from '../trace-shards.js';
 import { usageError } from '../usage-error.js';
-import { openOutput, REPORT_FORMATS, type ReportFormat } from '../verdict-output.js';
+import { openOutput, REPORT_FORMATS, type ReportFormat, type VerdictOutput } from '../verdict-output.js';
 
 export type { CliIo } from '../cli-io.js';
 
@@ -71,49 +72,112 @@ exit status: 0 scored (and gates held), 1 a gate failed or nothing readable was 
 another policy, or output that cannot be written, 3 internal error (a bug: please
 report it)`;
 
-/** `toolwatch score`. */
+/** The flags of one score run, checked against each other. */
+interface ScoreFlags {
+  files: string[];
+  format: ReportFormat;
+  out?: string;
+  gate: boolean;
+  allowUnreadable: boolean;
+  baseline?: string;
+  judges?: string;
+  window?: number;
+  jobs: number;
+  sources: ScoringSources;
+}
+
+/** What a score run judges with, loaded, and where its verdicts go. */
+interface ScoreInputs {
+  scoring: Scoring;
+  baseline?: VerdictSummary;
+  judges?: Record<string, unknown>;
+  workers?: ShardWorkers;
+  output: VerdictOutput;
+}
+
+/** What judging found: the counts, and the gates when --gate checked them. */
+interface Judged {
+  stats: ScoreStats;
+  gates?: { outcomes: GateOutcome[]; implicit: boolean };
+}
+
+/**
+ * `toolwatch score`: read the flags → check the paths → load the policy, baseline, judges and
+ * output → judge → say what was found and whether the gates held. Each phase returns its
+ * outcome; a phase that ends the run returns the line to print instead.
+ */
 export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): Promise<number> {
+  const prefix = `toolwatch ${name}`;
+  const flags = readScoreFlags(argv);
+  if ('help' in flags) {
+    io.stdout(`${SCORE_USAGE}\n`);
+    return 0;
+  }
+  if ('usage' in flags) return usageError(io, name, flags.usage);
+  const unusable = (await unreadableInput(flags)) ?? (await outputOverInput(flags));
+  const inputs = unusable === undefined ? await loadInputs(flags, io) : { failed: unusable };
+  if ('failed' in inputs) {
+    io.stderr(`${prefix}: ${inputs.failed}\n`);
+    return 2;
+  }
+  const judged = await judge(flags, inputs, io, new ProblemLog(io.stderr, prefix));
+  const { status, lines } = exitStatus(flags, judged, prefix, name);
+  for (const line of [...findings(judged.stats, inputs.scoring, prefix), ...lines]) io.stderr(`${line}\n`);
+  return status;
+}
+
+/** The flags, or why they cannot be used together (a usage error), or a request for help. */
+function readScoreFlags(argv: string[]): ScoreFlags | { help: true } | { usage: string } {
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);
   } catch (err) {
-    return usageError(io, name, (err as Error).message);
+    return { usage: (err as Error).message };
   }
   const { values, positionals } = parsed;
-  if (values.help) {
-    io.stdout(`${SCORE_USAGE}\n`);
-    return 0;
-  }
-  const prefix = `toolwatch ${name}`;
-  if (!values.policy && !values.cases) return usageError(io, name, '--policy (or --cases) is required');
-  if (values['match-input'] && !values.cases)
-    return usageError(io, name, '--match-input only applies with --cases');
-  if (positionals.length === 0) return usageError(io, name, 'no trace files given');
+  if (values.help) return { help: true };
+  if (!values.policy && !values.cases) return { usage: '--policy (or --cases) is required' };
+  if (values['match-input'] && !values.cases) return { usage: '--match-input only applies with --cases' };
+  if (positionals.length === 0) return { usage: 'no trace files given' };
   const format = (values.format ?? 'json') as ReportFormat;
-  if (!REPORT_FORMATS.includes(format)) return usageError(io, name, `unknown format ${format}`);
-  if (values.baseline && !values.gate)
-    return usageError(io, name, '--baseline is only used by --gate; add --gate');
+  if (!REPORT_FORMATS.includes(format)) return { usage: `unknown format ${format}` };
+  if (values.baseline && !values.gate) return { usage: '--baseline is only used by --gate; add --gate' };
   if (values['allow-unreadable'] && !values.gate)
-    return usageError(io, name, '--allow-unreadable only applies with --gate');
-  let windowSize: number | undefined;
-  if (values.window !== undefined) {
-    windowSize = Number(values.window);
-    if (!Number.isInteger(windowSize) || windowSize < 1)
-      return usageError(io, name, '--window must be a positive integer');
-  }
-  let jobs = 1;
-  if (values.jobs !== undefined) {
-    jobs = Number(values.jobs);
-    if (!Number.isInteger(jobs) || jobs < 1 || jobs > MAX_JOBS)
-      return usageError(io, name, `--jobs must be an integer from 1 to ${MAX_JOBS}`);
-    // One judge budget (max_per_minute, max_concurrent) cannot be split among threads.
-    if (jobs > 1 && values.judges) return usageError(io, name, '--jobs cannot be combined with --judges');
-  }
+    return { usage: '--allow-unreadable only applies with --gate' };
+  const window = values.window === undefined ? undefined : Number(values.window);
+  if (window !== undefined && (!Number.isInteger(window) || window < 1))
+    return { usage: '--window must be a positive integer' };
+  const jobs = values.jobs === undefined ? 1 : Number(values.jobs);
+  if (!Number.isInteger(jobs) || jobs < 1 || jobs > MAX_JOBS)
+    return { usage: `--jobs must be an integer from 1 to ${MAX_JOBS}` };
+  // One judge budget (max_per_minute, max_concurrent) cannot be split among threads.
+  if (jobs > 1 && values.judges) return { usage: '--jobs cannot be combined with --judges' };
   const limits = policyLimitsOf(values);
-  if (typeof limits === 'string') return usageError(io, name, limits);
-  if (positionals.filter((f) => f === '-').length > 1)
-    return usageError(io, name, '- (stdin) can be given once');
-  for (const file of positionals) {
+  if (typeof limits === 'string') return { usage: limits };
+  if (positionals.filter((f) => f === '-').length > 1) return { usage: '- (stdin) can be given once' };
+  return {
+    files: positionals,
+    format,
+    ...(values.out !== undefined ? { out: values.out } : {}),
+    gate: values.gate === true,
+    allowUnreadable: values['allow-unreadable'] === true,
+    ...(values.baseline ? { baseline: values.baseline } : {}),
+    ...(values.judges ? { judges: values.judges } : {}),
+    ...(window !== undefined ? { window } : {}),
+    jobs,
+    sources: {
+      ...(values.policy ? { policy: values.policy } : {}),
+      ...(values.cases ? { cases: values.cases } : {}),
+      matchInput: values['match-input'] === true,
+      judge: values.judges !== undefined,
+      limits,
+    },
+  };
+}
+
+/** Why an input file cannot be read, checked before anything is loaded. */
+async function unreadableInput(flags: ScoreFlags): Promise<string | undefined> {
+  for (const file of flags.files) {
     if (file === '-') continue;
     let directory: boolean;
     try {
@@ -121,177 +185,197 @@ export async function scoreCommand(argv: string[], io: CliIo, name = 'score'): P
     } catch (err) {
       const reason =
         (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message;
-      io.stderr(`${prefix}: cannot read ${file}: ${reason}\n`);
-      return 2;
+      return `cannot read ${file}: ${reason}`;
     }
     // A directory is not read as a record that cannot be read (exit 0 without --gate): the
     // user meant its files (a Collector's file exporter rotates into several).
-    if (directory) {
-      io.stderr(`${prefix}: ${file} is a directory: give its files (for example ${file}/*.jsonl)\n`);
-      return 2;
-    }
+    if (directory) return `${file} is a directory: give its files (for example ${file}/*.jsonl)`;
   }
+  return undefined;
+}
 
-  if (values.out !== undefined) {
-    const read = [...positionals, values.baseline, values.policy, values.cases, values.judges];
-    const clash = await sameFile(values.out, read);
-    if (clash !== undefined) {
-      io.stderr(
-        `${prefix}: --out ${values.out} is the input ${clash}: it would be emptied before it is read\n`,
-      );
-      return 2;
-    }
-  }
+/** --out naming one of the inputs, which opening it would empty before it is read. */
+async function outputOverInput(flags: ScoreFlags): Promise<string | undefined> {
+  if (flags.out === undefined) return undefined;
+  const { policy, cases } = flags.sources;
+  const clash = await sameFile(flags.out, [...flags.files, flags.baseline, policy, cases, flags.judges]);
+  return clash === undefined
+    ? undefined
+    : `--out ${flags.out} is the input ${clash}: it would be emptied before it is read`;
+}
 
-  const sources: ScoringSources = {
-    ...(values.policy ? { policy: values.policy } : {}),
-    ...(values.cases ? { cases: values.cases } : {}),
-    matchInput: values['match-input'] === true,
-    judge: values.judges !== undefined,
-    limits,
-  };
-  // With --jobs, the workers load the CLI and the policy while this thread does.
+/**
+ * The policy (or cases), baseline, judges and output, in that order, or the first failure;
+ * with --jobs, the workers load the CLI and the policy while this thread does.
+ */
+async function loadInputs(flags: ScoreFlags, io: CliIo): Promise<ScoreInputs | { failed: string }> {
   const workers =
-    jobs > 1
+    flags.jobs > 1
       ? new (await import('../score-parallel.js')).ShardWorkers({
-          jobs,
-          sources,
-          ...(windowSize !== undefined ? { window: windowSize } : {}),
-          lines: format === 'json',
-          ...(format === 'html' ? { rebuild: true } : {}),
+          jobs: flags.jobs,
+          sources: flags.sources,
+          ...(flags.window !== undefined ? { window: flags.window } : {}),
+          lines: flags.format === 'json',
+          ...(flags.format === 'html' ? { rebuild: true } : {}),
         })
       : undefined;
+  const loaded = await loadEach(flags, io);
+  if ('failed' in loaded) {
+    workers?.stop();
+    return loaded;
+  }
+  return { ...loaded, ...(workers ? { workers } : {}) };
+}
+
+async function loadEach(flags: ScoreFlags, io: CliIo): Promise<ScoreInputs | { failed: string }> {
   let scoring: Scoring;
   try {
-    scoring = await loadScoring(sources);
+    scoring = await loadScoring(flags.sources);
   } catch (err) {
-    workers?.stop();
-    io.stderr(`${prefix}: ${err instanceof PolicyError ? err.message : (err as Error).message}\n`);
-    return 2;
+    return { failed: err instanceof PolicyError ? err.message : (err as Error).message };
   }
-  const { policy, cases, select } = scoring;
-
   let baseline: VerdictSummary | undefined;
-  if (values.baseline) {
+  if (flags.baseline) {
     try {
-      baseline = await readBaseline(values.baseline, policy);
+      baseline = await readBaseline(flags.baseline, scoring.policy);
     } catch (err) {
-      workers?.stop();
-      io.stderr(`${prefix}: ${(err as Error).message}\n`);
-      return 2;
+      return { failed: (err as Error).message };
     }
   }
-
   let judges: Record<string, unknown> | undefined;
-  if (values.judges) {
+  if (flags.judges) {
     try {
-      judges = await loadJudges(values.judges);
+      judges = await loadJudges(flags.judges);
     } catch (err) {
-      io.stderr(`${prefix}: cannot load judges from ${values.judges}: ${(err as Error).message}\n`);
-      return 2;
+      return { failed: `cannot load judges from ${flags.judges}: ${(err as Error).message}` };
     }
   }
-
-  const log = new ProblemLog(io.stderr, prefix);
-  let output: Awaited<ReturnType<typeof openOutput>>;
   try {
-    output = await openOutput(format, values.out, io, {
-      policy,
+    const output = await openOutput(flags.format, flags.out, io, {
+      policy: scoring.policy,
       ...(scoring.ruleTags ? { ruleTags: scoring.ruleTags } : {}),
     });
+    return { scoring, output, ...(baseline ? { baseline } : {}), ...(judges ? { judges } : {}) };
   } catch (err) {
-    workers?.stop();
-    io.stderr(`${prefix}: ${(err as Error).message}\n`);
-    return 2;
+    return { failed: (err as Error).message };
   }
-  let stats: ScoreStats;
-  let summary: VerdictSummary;
-  let gates: GateOutcome[] | undefined;
-  let failed = false;
-  const applied = gatesApplied(policy);
-  try {
-    if (jobs > 1) {
-      const { scoreParallel } = await import('../score-parallel.js');
-      ({ stats, summary } = await scoreParallel({
-        files: positionals,
-        jobs,
-        scoring,
-        sources,
-        ...(workers ? { workers } : {}),
-        ...(windowSize !== undefined ? { window: windowSize } : {}),
-        lines: format === 'json',
-        ...(format === 'html' ? { rebuild: true } : {}),
-        onLines: (lines) => output.addLines!(lines),
-        onVerdict: (v, file, rebuilt) => output.add(v, file, rebuilt),
-        io,
-        log,
-      }));
-    } else {
-      const summarizer = new VerdictSummarizer(policy);
-      summary = summarizer.summary;
-      stats = await scoreStream({
-        files: positionals,
-        policy,
-        ...(select ? { select } : {}),
-        ...(judges ? { judges } : {}),
-        ...(windowSize !== undefined ? { window: windowSize } : {}),
-        io,
-        log,
-        ...(format === 'html' ? { rebuild: true } : {}),
-        onVerdict: (v, file, rebuilt) => {
-          summarizer.add(v);
-          return output.add(v, file, rebuilt);
-        },
-      });
-    }
-    log.finish();
+}
 
-    if (values.gate) {
-      gates = checkGates(summary, applied.policy, baseline);
-      failed = gates.some((g) => g.status === 'failed');
+/** Judges every trace (here, or in --jobs threads), then checks the gates and finishes the output. */
+async function judge(flags: ScoreFlags, inputs: ScoreInputs, io: CliIo, log: ProblemLog): Promise<Judged> {
+  const { output, scoring } = inputs;
+  try {
+    const { stats, summary } =
+      flags.jobs > 1 ? await judgeInThreads(flags, inputs, io, log) : await judgeHere(flags, inputs, io, log);
+    log.finish();
+    let gates: Judged['gates'];
+    if (flags.gate) {
+      const applied = gatesApplied(scoring.policy);
+      gates = { outcomes: checkGates(summary, applied.policy, inputs.baseline), implicit: applied.implicit };
     }
     await output.finish({
-      ...(gates ? { gates } : {}),
+      ...(gates ? { gates: gates.outcomes } : {}),
       input: { files: stats.files, records: stats.records, unreadable: stats.unreadable },
     });
+    return { stats, ...(gates ? { gates } : {}) };
   } catch (err) {
     // A run that fails leaves no partial output file.
     await output.abort();
     throw err;
   }
-  io.stderr(
+}
+
+async function judgeHere(
+  flags: ScoreFlags,
+  { scoring, judges, output }: ScoreInputs,
+  io: CliIo,
+  log: ProblemLog,
+): Promise<{ stats: ScoreStats; summary: VerdictSummary }> {
+  const summarizer = new VerdictSummarizer(scoring.policy);
+  const stats = await scoreStream({
+    files: flags.files,
+    policy: scoring.policy,
+    ...(scoring.select ? { select: scoring.select } : {}),
+    ...(judges ? { judges } : {}),
+    ...(flags.window !== undefined ? { window: flags.window } : {}),
+    io,
+    log,
+    ...(flags.format === 'html' ? { rebuild: true } : {}),
+    onVerdict: (v, file, rebuilt) => {
+      summarizer.add(v);
+      return output.add(v, file, rebuilt);
+    },
+  });
+  return { stats, summary: summarizer.summary };
+}
+
+async function judgeInThreads(
+  flags: ScoreFlags,
+  { scoring, workers, output }: ScoreInputs,
+  io: CliIo,
+  log: ProblemLog,
+): Promise<{ stats: ScoreStats; summary: VerdictSummary }> {
+  const { scoreParallel } = await import('../score-parallel.js');
+  return scoreParallel({
+    files: flags.files,
+    jobs: flags.jobs,
+    scoring,
+    sources: flags.sources,
+    ...(workers ? { workers } : {}),
+    ...(flags.window !== undefined ? { window: flags.window } : {}),
+    lines: flags.format === 'json',
+    ...(flags.format === 'html' ? { rebuild: true } : {}),
+    onLines: (lines) => output.addLines!(lines),
+    onVerdict: (v, file, rebuilt) => output.add(v, file, rebuilt),
+    io,
+    log,
+  });
+}
+
+/** The summary lines on stderr: what was scored, what was read, what no rule or scorer took. */
+function findings(stats: ScoreStats, { policy, cases }: Scoring, prefix: string): string[] {
+  const lines = [
     `${prefix}: ${stats.runs} runs scored, ${stats.verdicts} verdicts, ${stats.passed} passed, ${stats.files} files, ${stats.unreadable} unreadable records${
       stats.split > 0 ? `, ${stats.split} traces split by the window` : ''
-    }${cases ? `, ${stats.unmatched} traces tied to no case` : ''}${stats.unjudged.total > 0 ? `, ${stats.unjudged.total} verdicts judged by no scorer (${stats.unjudged.reasons()})` : ''}\n`,
-  );
-  for (const note of scoreNotes(stats, policy, prefix)) io.stderr(`${note}\n`);
+    }${cases ? `, ${stats.unmatched} traces tied to no case` : ''}${stats.unjudged.total > 0 ? `, ${stats.unjudged.total} verdicts judged by no scorer (${stats.unjudged.reasons()})` : ''}`,
+    ...scoreNotes(stats, policy, prefix),
+  ];
   // An empty, garbage or cut-off file is never green, --gate or not.
-  const nothingRead = stats.spans === 0;
-  if (nothingRead)
-    io.stderr(
-      `${prefix}: nothing readable was found: ${stats.records === 0 && stats.unreadable === 0 ? 'the input holds no trace records' : 'no span could be read'}\n`,
+  if (stats.spans === 0)
+    lines.push(
+      `${prefix}: nothing readable was found: ${stats.records === 0 && stats.unreadable === 0 ? 'the input holds no trace records' : 'no span could be read'}`,
     );
-  if (name === 'baseline save' && stats.runs === 0) {
-    io.stderr(`${prefix}: nothing was scored, so the baseline holds no verdicts\n`);
-    return 1;
-  }
-  if (!values.gate) return nothingRead ? 1 : 0;
-  if (applied.implicit)
-    io.stderr(
-      `${prefix}: the policy has no gates: --gate applies pass_rate: { min: 1 } (every scored run must pass)\n`,
+  return lines;
+}
+
+/**
+ * The exit status — 0 when scored (and the gates held); 1 when nothing was read, scored or
+ * saved, or a gate failed — and the lines that say why.
+ */
+function exitStatus(
+  flags: ScoreFlags,
+  { stats, gates }: Judged,
+  prefix: string,
+  name: string,
+): { status: 0 | 1; lines: string[] } {
+  if (name === 'baseline save' && stats.runs === 0)
+    return { status: 1, lines: [`${prefix}: nothing was scored, so the baseline holds no verdicts`] };
+  if (gates === undefined) return { status: stats.spans === 0 ? 1 : 0, lines: [] };
+  const lines = gates.implicit
+    ? [
+        `${prefix}: the policy has no gates: --gate applies pass_rate: { min: 1 } (every scored run must pass)`,
+      ]
+    : [];
+  for (const g of gates.outcomes) lines.push(gateLine(g));
+  if (stats.runs === 0)
+    return { status: 1, lines: [...lines, `${prefix}: gate FAILED — nothing was scored`] };
+  if (stats.unreadable > 0 && !flags.allowUnreadable) {
+    lines.push(
+      `${prefix}: gate FAILED — ${stats.unreadable} unreadable records (pass --allow-unreadable to judge what could be read)`,
     );
-  for (const g of gates!) io.stderr(`${gateLine(g)}\n`);
-  if (stats.runs === 0) {
-    io.stderr(`${prefix}: gate FAILED — nothing was scored\n`);
-    return 1;
+    return { status: 1, lines };
   }
-  if (stats.unreadable > 0 && !values['allow-unreadable']) {
-    io.stderr(
-      `${prefix}: gate FAILED — ${stats.unreadable} unreadable records (pass --allow-unreadable to judge what could be read)\n`,
-    );
-    return 1;
-  }
-  return failed ? 1 : 0;
+  return { status: gates.outcomes.some((g) => g.status === 'failed') ? 1 : 0, lines };
 }
 
 /**
