@@ -97,6 +97,9 @@ export interface RunRolloutsResult {
   gates: GateOutcome[];
 }
 
+/** The longest delay `setTimeout` holds. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /**
  * agno's `run_rollouts(env, k, concurrency)` for TypeScript agents: runs `agent` k times per
  * case, at most `concurrency` at once, each rollout inside an agent span named after the
@@ -105,9 +108,6 @@ export interface RunRolloutsResult {
  * same `ToolwatchSpanProcessor` captures the agent's spans in process and judges each rollout
  * against its case's rule. An agent that throws or times out fails that rollout only.
  */
-/** The longest delay `setTimeout` holds. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
 export async function runRollouts(options: RunRolloutsOptions): Promise<RunRolloutsResult> {
   const cases = typeof options.cases === 'string' ? await loadCases(options.cases) : [...options.cases];
   const k = options.k ?? 6;

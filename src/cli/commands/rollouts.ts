@@ -2,10 +2,12 @@ import { basename, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { caseTags } from '../../cases/cases-policy.js';
+import type { EvalCase } from '../../cases/eval-case.js';
 import { loadCases } from '../../cases/load-cases.js';
 import { checkGates, emptySummary, gatesApplied } from '../../evaluation/check-gates.js';
 import { terminalText } from '../../input/printable.js';
 import { PolicyError } from '../../policy/policy-error.js';
+import type { PolicyLimits } from '../../policy/policy-limits.js';
 import { gateLine } from '../../report/gate-line.js';
 import { rolloutsJunit } from '../../report/junit.js';
 import { renderHtml } from '../../report/render-html.js';
@@ -22,6 +24,7 @@ import { guardAgentProcess } from '../agent-guard.js';
 import { writeFileAtomic } from '../atomic-file.js';
 import type { CliIo } from '../cli-io.js';
 import { loadSettings } from '../load-settings.js';
+import { OutsideErrors } from '../outside-errors.js';
 import { POLICY_LIMIT_OPTIONS, policyLimitsOf, policyLimitUsage } from '../policy-limit-flags.js';
 import { sameFile } from '../same-file.js';
 import { loadJudges } from '../scoring.js';
@@ -59,108 +62,190 @@ ${policyLimitUsage(18)}
 exit status: 0 done (and gates held), 1 a gate failed, 2 bad usage / invalid cases or
 policy / agent module not loadable, 3 internal error`;
 
-/** `toolwatch rollouts`. */
+/** The longest delay `setTimeout` holds. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
+const PREFIX = 'toolwatch rollouts';
+
+/** The flags of one rollouts run, checked. */
+interface RolloutsFlags {
+  cases: string;
+  agent: string;
+  k: number;
+  concurrency: number;
+  timeoutMs: number;
+  policy?: string;
+  judges?: string;
+  format: ReportFormat;
+  out?: string;
+  gate: boolean;
+  limits: PolicyLimits;
+}
+
+/** The case file, the policy's settings, the agent and its judges, loaded. */
+interface RolloutsInputs {
+  cases: EvalCase[];
+  settings?: Record<string, unknown>;
+  agent: RolloutAgent;
+  judges?: Record<string, unknown>;
+}
+
+/**
+ * `toolwatch rollouts`: read the flags → load the cases and the policy → guard the process →
+ * load the agent and judges → run the rollouts → write the report → say what was found and
+ * whether the gates held. Each phase returns its outcome; a phase that ends the run returns the
+ * line to print instead.
+ */
 export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number> {
+  const flags = readRolloutsFlags(argv);
+  if ('help' in flags) {
+    io.stdout(`${ROLLOUTS_USAGE}\n`);
+    return 0;
+  }
+  if ('usage' in flags) return usageError(io, 'rollouts', flags.usage);
+  const clash = await outputOverInput(flags);
+  const data = clash === undefined ? await loadData(flags) : { failed: clash };
+  if ('failed' in data) return failed(io, data.failed);
+  // Guarded from the agent's import on (a module that calls process.exit at its top level is a
+  // load error) to the process's end: errors the agent raises outside any rollout are said and
+  // counted, and fail --gate, also after the report. (So the guard stays installed once
+  // rollouts ran: this command owns its process.)
+  const outside = new OutsideErrors(io.stderr, flags.gate);
+  const guard = guardAgentProcess((message) => outside.add(message));
+  const inputs = await loadAgentAndJudges(flags, data.cases, data.settings);
+  const ran =
+    'failed' in inputs
+      ? inputs
+      : await roll(flags, inputs, io).catch((err: unknown) => {
+          guard.release();
+          throw err;
+        });
+  if ('failed' in ran) {
+    guard.release();
+    return failed(io, ran.failed);
+  }
+  // Timers the agent set that are already due fire now, counted in this report: one that a
+  // throwing timer before it deferred could otherwise come after the grid's last await.
+  for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setTimeout(resolve, 1));
+  if (io.stderrIsTTY) io.stderr('\r\x1b[K');
+  const { result, implicit } = withGates(ran, flags.gate);
+  const written = await writeReport(render(result, flags.format, caseTags(data.cases)), flags.out, io);
+  if (written !== undefined) return failed(io, written);
+  const { status, lines } = exitStatus(flags, result, implicit, outside.count);
+  for (const line of [...findings(result, flags.k * data.cases.length, outside.count), ...lines])
+    io.stderr(`${line}\n`);
+  outside.reportOut();
+  return status;
+}
+
+function failed(io: CliIo, message: string): 2 {
+  io.stderr(`${PREFIX}: ${message}\n`);
+  return 2;
+}
+
+/** The flags, or why they cannot be used (a usage error), or a request for help. */
+function readRolloutsFlags(argv: string[]): RolloutsFlags | { help: true } | { usage: string } {
   let values: ReturnType<typeof parse>['values'];
   try {
     ({ values } = parse(argv));
   } catch (err) {
-    return usageError(io, 'rollouts', (err as Error).message);
+    return { usage: (err as Error).message };
   }
-  if (values.help) {
-    io.stdout(`${ROLLOUTS_USAGE}\n`);
-    return 0;
-  }
-  if (!values.cases) return usageError(io, 'rollouts', '--cases is required');
-  if (!values.agent) return usageError(io, 'rollouts', '--agent is required');
+  if (values.help) return { help: true };
+  if (!values.cases) return { usage: '--cases is required' };
+  if (!values.agent) return { usage: '--agent is required' };
   const format = (values.format ?? 'table') as ReportFormat;
-  if (!REPORT_FORMATS.includes(format)) return usageError(io, 'rollouts', `unknown format ${format}`);
-  const ints: Record<string, number> = {};
-  for (const [name, raw, fallback] of [
-    ['k', values.k, 6],
-    ['concurrency', values.concurrency, 6],
-    ['timeout-ms', values['timeout-ms'], 60_000],
-  ] as const) {
-    const n = raw === undefined ? fallback : Number(raw);
-    if (!Number.isInteger(n) || n < 1)
-      return usageError(io, 'rollouts', `${name === 'k' ? '-k' : `--${name}`} must be a positive integer`);
-    // Beyond 2^31 - 1 ms Node fires a timer after 1 ms: every rollout would time out at once.
-    if (name === 'timeout-ms' && n > MAX_TIMER_MS)
-      return usageError(io, 'rollouts', `--timeout-ms must be at most ${MAX_TIMER_MS} (24.8 days)`);
-    ints[name] = n;
-  }
-
+  if (!REPORT_FORMATS.includes(format)) return { usage: `unknown format ${format}` };
+  const k = positiveInteger(values.k, 6, '-k');
+  if (typeof k === 'string') return { usage: k };
+  const concurrency = positiveInteger(values.concurrency, 6, '--concurrency');
+  if (typeof concurrency === 'string') return { usage: concurrency };
+  const timeoutMs = positiveInteger(values['timeout-ms'], 60_000, '--timeout-ms');
+  if (typeof timeoutMs === 'string') return { usage: timeoutMs };
+  // Beyond 2^31 - 1 ms Node fires a timer after 1 ms: every rollout would time out at once.
+  if (timeoutMs > MAX_TIMER_MS) return { usage: `--timeout-ms must be at most ${MAX_TIMER_MS} (24.8 days)` };
   const limits = policyLimitsOf(values);
-  if (typeof limits === 'string') return usageError(io, 'rollouts', limits);
+  if (typeof limits === 'string') return { usage: limits };
+  return {
+    cases: values.cases,
+    agent: values.agent,
+    k,
+    concurrency,
+    timeoutMs,
+    ...(values.policy ? { policy: values.policy } : {}),
+    ...(values.judges ? { judges: values.judges } : {}),
+    format,
+    ...(values.out !== undefined ? { out: values.out } : {}),
+    gate: values.gate === true,
+    limits,
+  };
+}
 
-  if (values.out !== undefined) {
-    const clash = await sameFile(values.out, [values.cases, values.agent, values.policy, values.judges]);
-    if (clash !== undefined) {
-      io.stderr(`toolwatch rollouts: --out ${values.out} is the input ${clash}: it would be overwritten\n`);
-      return 2;
-    }
-  }
+/** `raw` as a positive integer (`fallback` when absent), or the usage error that says it is not one. */
+function positiveInteger(raw: string | undefined, fallback: number, flag: string): number | string {
+  const n = raw === undefined ? fallback : Number(raw);
+  return Number.isInteger(n) && n >= 1 ? n : `${flag} must be a positive integer`;
+}
 
-  let cases: Awaited<ReturnType<typeof loadCases>>;
-  let settings: Record<string, unknown> | undefined;
+/** --out naming one of the inputs, which writing the report would overwrite. */
+async function outputOverInput(flags: RolloutsFlags): Promise<string | undefined> {
+  if (flags.out === undefined) return undefined;
+  const clash = await sameFile(flags.out, [flags.cases, flags.agent, flags.policy, flags.judges]);
+  return clash === undefined
+    ? undefined
+    : `--out ${flags.out} is the input ${clash}: it would be overwritten`;
+}
+
+async function loadData(
+  flags: RolloutsFlags,
+): Promise<{ cases: EvalCase[]; settings?: Record<string, unknown> } | { failed: string }> {
   try {
-    cases = await loadCases(values.cases);
-    if (values.policy) settings = await loadSettings(values.policy, limits);
+    const cases = await loadCases(flags.cases);
+    if (!flags.policy) return { cases };
+    return { cases, settings: await loadSettings(flags.policy, flags.limits) };
   } catch (err) {
-    io.stderr(`toolwatch rollouts: ${(err as Error).message}\n`);
-    return 2;
+    return { failed: (err as Error).message };
   }
-  // Guarded from the agent's import on (a module that calls process.exit at its top level is a
-  // load error) to the process's end: errors the agent raises outside any rollout (its timers,
-  // promises it never awaited) are each said once, all counted, and fail --gate — also those
-  // its leftover timers raise after the report, through the exit status. (So the guard stays
-  // installed once rollouts ran: this command owns its process.)
-  const outside = new Set<string>();
-  let outsideCount = 0;
-  let reported = false;
-  const guard = guardAgentProcess((message) => {
-    outsideCount++;
-    if (reported && values.gate) process.exitCode = 1;
-    if (outside.size >= 20 || outside.has(message)) return;
-    outside.add(message);
-    io.stderr(
-      `toolwatch rollouts: the agent raised an error ${reported ? 'after its rollouts ended' : 'outside its rollouts'}: ${terminalText(message)}\n`,
-    );
-  });
+}
+
+async function loadAgentAndJudges(
+  flags: RolloutsFlags,
+  cases: EvalCase[],
+  settings: Record<string, unknown> | undefined,
+): Promise<RolloutsInputs | { failed: string }> {
   let agent: RolloutAgent;
   try {
-    agent = await loadAgent(values.agent);
+    agent = await loadAgent(flags.agent);
   } catch (err) {
-    guard.release();
-    io.stderr(
-      `toolwatch rollouts: cannot load the agent from ${values.agent}: ${terminalText((err as Error).message)}\n`,
-    );
-    return 2;
+    return { failed: `cannot load the agent from ${flags.agent}: ${terminalText((err as Error).message)}` };
   }
   let judges: Record<string, unknown> | undefined;
-  if (values.judges) {
+  if (flags.judges) {
     try {
-      judges = await loadJudges(values.judges);
+      judges = await loadJudges(flags.judges);
     } catch (err) {
-      guard.release();
-      io.stderr(`toolwatch rollouts: cannot load judges from ${values.judges}: ${(err as Error).message}\n`);
-      return 2;
+      return { failed: `cannot load judges from ${flags.judges}: ${(err as Error).message}` };
     }
   }
+  return { cases, agent, ...(settings ? { settings } : {}), ...(judges ? { judges } : {}) };
+}
 
-  let result: RunRolloutsResult;
+/** Runs every rollout, with a progress line on a terminal; an invalid policy is a failure, anything else a bug. */
+async function roll(
+  flags: RolloutsFlags,
+  { cases, agent, settings, judges }: RolloutsInputs,
+  io: CliIo,
+): Promise<RunRolloutsResult | { failed: string }> {
+  const total = cases.length * flags.k;
   let done = 0;
-  const total = cases.length * ints.k!;
   try {
-    result = await runRollouts({
+    return await runRollouts({
       cases,
       agent,
-      agentName: agentName(agent, values.agent),
-      k: ints.k!,
-      concurrency: ints.concurrency!,
-      timeoutMs: ints['timeout-ms']!,
+      agentName: agentName(agent, flags.agent),
+      k: flags.k,
+      concurrency: flags.concurrency,
+      timeoutMs: flags.timeoutMs,
       ...(settings ? { policy: settings } : {}),
       ...(judges ? { judges } : {}),
       registerGlobal: true,
@@ -170,79 +255,96 @@ export async function rolloutsCommand(argv: string[], io: CliIo): Promise<number
       },
     });
   } catch (err) {
-    guard.release();
-    if (err instanceof PolicyError) {
-      io.stderr(`toolwatch rollouts: ${err.message}\n`);
-      return 2;
-    }
+    if (err instanceof PolicyError) return { failed: err.message };
     throw err;
   }
-  // Timers the agent set that are already due fire now, counted in this report: one that a
-  // throwing timer before it deferred could otherwise come after the grid's last await.
-  for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setTimeout(resolve, 1));
-  if (io.stderrIsTTY) io.stderr('\r\x1b[K');
+}
 
-  // A policy without gates: --gate requires every scored rollout to pass (errors fail).
-  const implicit = values.gate === true && result.gates.length === 0;
-  if (implicit) {
-    const rows = result.grid.rows;
-    const summary = {
-      ...emptySummary(),
-      runs: rows.reduce((a, r) => a + r.scored, 0),
-      passed: rows.reduce((a, r) => a + r.passed, 0),
-    };
-    result = { ...result, gates: checkGates(summary, gatesApplied(result.policy).policy) };
+/** With --gate and a policy without gates, every scored rollout must pass (errors fail). */
+function withGates(
+  result: RunRolloutsResult,
+  gate: boolean,
+): { result: RunRolloutsResult; implicit: boolean } {
+  if (!gate || result.gates.length > 0) return { result, implicit: false };
+  const summary = { ...emptySummary(), runs: scoredOf(result), passed: passedOf(result) };
+  return {
+    result: { ...result, gates: checkGates(summary, gatesApplied(result.policy).policy) },
+    implicit: true,
+  };
+}
+
+function scoredOf(result: RunRolloutsResult): number {
+  return result.grid.rows.reduce((a, r) => a + r.scored, 0);
+}
+
+function passedOf(result: RunRolloutsResult): number {
+  return result.grid.rows.reduce((a, r) => a + r.passed, 0);
+}
+
+/** The report to --out (atomically) or stdout; the failure to say when --out cannot be written. */
+async function writeReport(text: string, out: string | undefined, io: CliIo): Promise<string | undefined> {
+  if (out === undefined) {
+    await io.stdout(text);
+    return undefined;
   }
-  const text = render(result, format, caseTags(cases));
-  if (values.out) {
-    try {
-      await writeFileAtomic(values.out, text);
-    } catch (err) {
-      io.stderr(`toolwatch rollouts: cannot write ${values.out}: ${(err as Error).message}\n`);
-      return 2;
-    }
-  } else await io.stdout(text);
+  try {
+    await writeFileAtomic(out, text);
+    return undefined;
+  } catch (err) {
+    return `cannot write ${out}: ${(err as Error).message}`;
+  }
+}
 
-  const scored = result.grid.rows.reduce((a, r) => a + r.scored, 0);
-  const passed = result.grid.rows.reduce((a, r) => a + r.passed, 0);
+/** The summary on stderr: the grid in a line, rollouts without spans, rollouts no scorer judged, errors outside. */
+function findings(result: RunRolloutsResult, total: number, outside: number): string[] {
   const errors = result.grid.rows.reduce((a, r) => a + r.errors, 0);
-  io.stderr(
-    `toolwatch rollouts: ${total} rollouts, ${scored} scored, ${passed} passed, ${errors} errors; ${result.grid.rows
+  const lines = [
+    `${PREFIX}: ${total} rollouts, ${scoredOf(result)} scored, ${passedOf(result)} passed, ${errors} errors; ${result.grid.rows
       .map((r) => `${r.case} ${r.passed}/${r.scored} ${r.class}`)
-      .join(', ')}\n`,
-  );
+      .join(', ')}`,
+  ];
   const untraced = result.rollouts.filter((r) => r.agentSpans === 0 && r.error === undefined).length;
   if (untraced > 0)
-    io.stderr(
-      `toolwatch rollouts: ${untraced} of ${total} rollouts captured no spans from the agent, so their runs have no tool calls: trace the agent with context.tracer (AI SDK: experimental_telemetry: { isEnabled: true, tracer: context.tracer }) or the global tracer provider\n`,
+    lines.push(
+      `${PREFIX}: ${untraced} of ${total} rollouts captured no spans from the agent, so their runs have no tool calls: trace the agent with context.tracer (AI SDK: experimental_telemetry: { isEnabled: true, tracer: context.tracer }) or the global tracer provider`,
     );
   // Rollouts judged by no scorer (every result skipped): unscored in the grid; say why.
   const unjudged = new UnjudgedTally();
   for (const r of result.rollouts)
     if (r.error === undefined && r.verdict !== undefined) unjudged.add(r.verdict);
-  if (unjudged.total > 0) {
-    io.stderr(
-      `toolwatch rollouts: ${unjudged.total} of ${total} rollouts were judged by no scorer (${unjudged.reasons()}), so they are not scored${unjudged.has('sampled_out') ? ': the policy samples runs (sampling.ratio); rollouts need every run, so remove it from the policy given to rollouts' : ''}\n`,
+  if (unjudged.total > 0)
+    lines.push(
+      `${PREFIX}: ${unjudged.total} of ${total} rollouts were judged by no scorer (${unjudged.reasons()}), so they are not scored${unjudged.has('sampled_out') ? ': the policy samples runs (sampling.ratio); rollouts need every run, so remove it from the policy given to rollouts' : ''}`,
     );
-  }
-  if (outsideCount > 0)
-    io.stderr(`toolwatch rollouts: the agent raised ${outsideCount} errors outside its rollouts\n`);
-  reported = true;
-  if (!values.gate) return 0;
-  if (implicit)
-    io.stderr(
-      'toolwatch rollouts: the policy has no gates: --gate applies pass_rate: { min: 1 } (every scored rollout must pass)\n',
-    );
-  for (const g of result.gates) io.stderr(`${gateLine(g)}\n`);
-  if (scored === 0) {
-    io.stderr('toolwatch rollouts: gate FAILED — nothing was scored\n');
-    return 1;
-  }
-  if (outsideCount > 0) {
-    io.stderr('toolwatch rollouts: gate FAILED — the agent raised errors outside its rollouts\n');
-    return 1;
-  }
-  return result.gates.some((g) => g.status === 'failed') ? 1 : 0;
+  if (outside > 0) lines.push(`${PREFIX}: the agent raised ${outside} errors outside its rollouts`);
+  return lines;
+}
+
+/**
+ * The exit status — 0 done (and the gates held); 1 with --gate when a gate failed, nothing was
+ * scored or the agent raised errors outside its rollouts — and the lines that say why.
+ */
+function exitStatus(
+  flags: RolloutsFlags,
+  result: RunRolloutsResult,
+  implicit: boolean,
+  outside: number,
+): { status: 0 | 1; lines: string[] } {
+  if (!flags.gate) return { status: 0, lines: [] };
+  const lines = implicit
+    ? [
+        `${PREFIX}: the policy has no gates: --gate applies pass_rate: { min: 1 } (every scored rollout must pass)`,
+      ]
+    : [];
+  for (const g of result.gates) lines.push(gateLine(g));
+  if (scoredOf(result) === 0)
+    return { status: 1, lines: [...lines, `${PREFIX}: gate FAILED — nothing was scored`] };
+  if (outside > 0)
+    return {
+      status: 1,
+      lines: [...lines, `${PREFIX}: gate FAILED — the agent raised errors outside its rollouts`],
+    };
+  return { status: result.gates.some((g) => g.status === 'failed') ? 1 : 0, lines };
 }
 
 function render(
