@@ -1,8 +1,8 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { dirname, relative, resolve } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { SRC, tsFiles } from './src-files.js';
 
 /**
  * The floors of `src/`, lowest first: a file may import its own folder and the folders of
@@ -40,8 +40,6 @@ const KNOWN_UPWARD: ReadonlySet<string> = new Set([
   'guard/tool-call-guard.ts -> processor/live-misuse.ts',
   'guard/tool-call-guard.ts -> processor/live-runs.ts',
 ]);
-
-const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
 
 interface ImportEdge {
   from: string;
@@ -160,14 +158,6 @@ function importCircles(edges: readonly ImportEdge[]): string[][] {
     }
   }
   return circles;
-}
-
-function tsFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return tsFiles(path);
-    return entry.name.endsWith('.ts') ? [path] : [];
-  });
 }
 
 describe("src/'s layering", () => {
