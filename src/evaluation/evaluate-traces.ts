@@ -25,15 +25,18 @@ export interface EvaluateTracesOptions {
   /** Decoding and reconstruction problems are appended here. Default: dropped. */
   problems?: Problem[];
   /**
-   * Runs no verdict covers are appended here, in verdict order: runs no rule matched, nor
-   * any rule any run enclosing them (a member run inside a judged run is covered by its
-   * verdict). Default: not collected.
+   * The result's `unmatched` runs are also appended here, as whole `AgentRun`s (their calls
+   * and nested runs included), for a caller that reads more than their ids and names: the
+   * outermost runs no rule matched, in the order the result lists them. Default: not collected.
    */
   unmatched?: AgentRun[];
   signal?: AbortSignal;
 }
 
-/** An outermost agent run that no rule of the policy matched (so it got no verdict). */
+/**
+ * An unmatched run: an outermost agent run that no rule of the policy matched, so it got no
+ * verdict. A nested run is part of its outermost run, never unmatched on its own.
+ */
 export interface UnmatchedRun {
   trace_id: string;
   span_id: string;
@@ -130,25 +133,18 @@ function judgeTraces(
   keepFailingRuns: boolean,
 ): TraceJudgement | Promise<TraceJudgement> {
   const entries: Entry[] = [];
-  // Outermost runs no rule matched (the result's `unmatched`), and for the caller's out-list
-  // every run no verdict covers (`options.unmatched`, nested runs included).
   const unmatched: UnmatchedRun[] = [];
   let runs = 0;
   let pending = 0;
-  const uncovered = options.unmatched;
-  // Runs a verdict covers; a run's parent comes before it in `runsInOrder`.
-  const covered = uncovered ? new Set<AgentRun>() : undefined;
   for (const trace of traces) {
     for (const p of trace.problems) problems.push(p);
     runs += trace.runs.length;
     for (const run of runsInOrder(trace.runs)) {
       const evaluations = evaluateRun(run, policy);
-      if (covered) {
-        if (evaluations.length > 0 || (run.parent !== undefined && covered.has(run.parent))) covered.add(run);
-        else uncovered!.push(run);
-      }
-      if (evaluations.length === 0 && run.parent === undefined)
+      if (evaluations.length === 0 && run.parent === undefined) {
         unmatched.push({ trace_id: run.traceId, span_id: run.spanId, agent: run.agent });
+        options.unmatched?.push(run);
+      }
       for (const evaluation of evaluations) {
         pending += evaluation.pending.length;
         entries.push({

@@ -66,7 +66,7 @@ export function gatewayCounters(r: PrometheusRegistry): GatewayCounters {
     ),
     unmatched: r.counter(
       'toolwatch_gateway_agent_runs_unmatched_total',
-      'Agent runs no rule matched (nor any run enclosing them), by agent name.',
+      'Outermost agent runs no rule matched, by agent name (a nested run is part of its outermost run).',
     ),
   };
 }

@@ -2,7 +2,7 @@ import { verdictAttributes } from '../emission/attributes.js';
 import { evaluationEventAttributes } from '../emission/events.js';
 import type { ToolwatchMetrics } from '../emission/metrics.js';
 import { skippedEvaluation } from '../evaluation/evaluate-run.js';
-import { evaluateTraces } from '../evaluation/evaluate-traces.js';
+import { evaluateTraces, type UnmatchedRun } from '../evaluation/evaluate-traces.js';
 import type { JudgeLimiter } from '../evaluation/judge-limiter.js';
 import { appendToSpan, DoubleValue, type EventToAdd } from '../otlp/encode-values.js';
 import type { RawSpan } from '../otlp/trace-request-splice.js';
@@ -15,7 +15,7 @@ import {
   ATTR_TOOLWATCH_KEEP,
   EVENT_GEN_AI_EVALUATION_RESULT,
 } from '../semconv.js';
-import type { AgentRun, JudgeFunction, Policy, Problem, Verdict } from '../types.js';
+import type { JudgeFunction, Policy, Problem, Verdict } from '../types.js';
 import { type BufferedTrace, listedConflicts } from './trace-assembler.js';
 
 export interface JudgeOptions {
@@ -36,19 +36,17 @@ export async function judgeTraces(
   traces: readonly BufferedTrace[],
   policy: Policy,
   options: JudgeOptions,
-): Promise<{ spans: RawSpan[]; verdicts: Verdict[]; unmatched: AgentRun[] }> {
+): Promise<{ spans: RawSpan[]; verdicts: Verdict[]; unmatched: UnmatchedRun[] }> {
   const spans = traces.flatMap((t) => t.spans);
-  const unmatched: AgentRun[] = [];
   const judged =
     spans.length === 0
-      ? []
+      ? undefined
       : await evaluateTraces(spans, policy, {
           ...(options.judges ? { judges: options.judges } : {}),
           limiter: options.limiter,
           problems: options.problems,
-          unmatched,
         });
-  const verdicts = withoutPartialVerdicts(judged, traces, policy);
+  const verdicts = withoutPartialVerdicts(judged ?? [], traces, policy);
   const bySpan = new Map<string, Verdict[]>();
   for (const verdict of verdicts) {
     const key = verdict.trace_id + verdict.span_id;
@@ -76,7 +74,7 @@ export async function judgeTraces(
       raw.push(span);
     }
   }
-  return { spans: raw, verdicts, unmatched };
+  return { spans: raw, verdicts, unmatched: judged?.unmatched ?? [] };
 }
 
 /**

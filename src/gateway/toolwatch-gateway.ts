@@ -2,10 +2,11 @@ import { spansFromOtlpJson } from '../conventions/from-otlp-json.js';
 import { failedScorers } from '../emission/attributes.js';
 import { cappedName } from '../emission/capped-name.js';
 import { ToolwatchMetrics } from '../emission/metrics.js';
+import type { UnmatchedRun } from '../evaluation/evaluate-traces.js';
 import { JudgeLimiter } from '../evaluation/judge-limiter.js';
 import { otlpJsonFromProtobuf } from '../otlp/otlp-protobuf.js';
 import { encodeTraceRequest, type RawSpan, splitTraceRequest } from '../otlp/trace-request-splice.js';
-import type { AgentRun, JudgeFunction, Policy, Problem, SpanLike, Verdict } from '../types.js';
+import type { JudgeFunction, Policy, Problem, SpanLike, Verdict } from '../types.js';
 import { Forwarder, type ForwarderEvents, type ForwarderOptions } from './forwarder.js';
 import { type GatewayCounters, gatewayCounters } from './gateway-counters.js';
 import type { GatewayLogger, GatewayLogRecord, VerdictLogging } from './gateway-log.js';
@@ -445,8 +446,8 @@ export class ToolwatchGateway {
     }
   }
 
-  /** Counts a run no rule matched, by agent name; the first run of each name is logged. */
-  private _unmatched(run: AgentRun): void {
+  /** Counts an outermost run no rule matched, by agent name; the first run of each name is logged. */
+  private _unmatched(run: UnmatchedRun): void {
     const name = cappedName(run.agent);
     if (!this._unmatchedNames.has(name)) {
       if (this._unmatchedNames.size >= MAX_UNMATCHED_AGENT_NAMES) {
@@ -467,8 +468,8 @@ export class ToolwatchGateway {
         msg: 'agent run matched no rule (logged once per agent name)',
         attributes: {
           agent: name,
-          trace_id: run.traceId,
-          span_id: run.spanId,
+          trace_id: run.trace_id,
+          span_id: run.span_id,
           rules: this._o.policy.rules.length,
         },
       });

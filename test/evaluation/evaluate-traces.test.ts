@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { spansFromOtlpJson } from '../../src/conventions/from-otlp-json.js';
 import { evaluateTraces } from '../../src/evaluation/evaluate-traces.js';
 import { loadPolicy } from '../../src/policy/load-policy.js';
-import type { Problem } from '../../src/types.js';
+import type { AgentRun, Problem } from '../../src/types.js';
 import { type OtlpRequest, TraceBuilder } from '../helpers/trace-builder.js';
 import { traceIdAt } from './helpers.js';
 
@@ -252,5 +252,31 @@ rules:
     expect(JSON.parse(JSON.stringify(result))).toEqual([...result]);
     const none = await evaluateTraces(http.toOtlp(), policy);
     expect([none.length, none.runs, none.unmatched]).toEqual([0, 0, []]);
+  });
+
+  it('the unmatched option collects the same runs as the result, whole', async () => {
+    const policy = await loadPolicy(POLICY);
+    const weather = new TraceBuilder({ traceId: traceIdAt(0.3) });
+    const run = weather.agent('weather_agent');
+    run.tool('getWeather', { args: { city: 'Paris' } });
+    run.agent('forecaster').tool('lookup', { args: {} });
+    const other = new TraceBuilder({ traceId: traceIdAt(0.6) });
+    const second = other.agent('travel_agent');
+    second.tool('book', { args: {} });
+    // A judged run's member no rule matches is covered by the judged run's verdict.
+    const judged = goodTrace(traceIdAt(0.1));
+    judged.agent('refund-agent').agent('helper').tool('lookup', { args: {} });
+    const unmatched: AgentRun[] = [];
+    const result = await evaluateTraces([weather.toOtlp(), other.toOtlp(), judged.toOtlp()], policy, {
+      unmatched,
+    });
+    // One meaning for both: the outermost runs no rule matched (the nested forecaster is part
+    // of weather_agent's run, reachable as its child), in the result's order.
+    expect(unmatched.map((r) => ({ trace_id: r.traceId, span_id: r.spanId, agent: r.agent }))).toEqual(
+      result.unmatched,
+    );
+    expect(result.unmatched.map((r) => r.agent)).toEqual(['weather_agent', 'travel_agent']);
+    expect(unmatched[0]!.calls.map((c) => c.name)).toEqual(['getWeather']);
+    expect(unmatched[0]!.children.map((c) => c.agent)).toEqual(['forecaster']);
   });
 });

@@ -1,7 +1,7 @@
 /**
- * The gateway is not silent about runs it did not judge: an agent run no rule matched (nor any
- * run enclosing it) is counted by agent name, and each name is logged once; names beyond a
- * bound count under one overflow series and are not logged.
+ * The gateway is not silent about runs it did not judge: an outermost agent run no rule matched
+ * is counted by agent name, as the processor and `toolwatch score` count it, and each name is
+ * logged once; names beyond a bound count under one overflow series and are not logged.
  */
 import { context, trace } from '@opentelemetry/api';
 import {
@@ -75,6 +75,14 @@ describe('agent runs no rule matched', () => {
     const logged = records.filter((r) => r.msg.startsWith('agent run matched no rule'));
     expect(logged.map((r) => r.attributes.agent)).toEqual(['weather_agent', 'helper_agent']);
     expect(logged[0]!.attributes.rules).toBe(1);
+  });
+
+  it('counts an unmatched run once, its nested runs as part of it', async () => {
+    const { gw, unmatched } = await judge([...run('weather_agent', 'forecaster'), ...run('forecaster')]);
+    expect(unmatched({ agent: 'weather_agent' })).toBe(1);
+    // Only the outermost forecaster run; the one inside weather_agent's run is part of it.
+    expect(unmatched({ agent: 'forecaster' })).toBe(1);
+    expect(gw.registry.total('toolwatch_gateway_agent_runs_unmatched_total')).toBe(2);
   });
 
   it(`keeps at most ${MAX_UNMATCHED_AGENT_NAMES} names (series and lines); further names count under overflow`, async () => {
