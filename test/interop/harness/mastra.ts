@@ -2,15 +2,17 @@ import { Agent } from '@mastra/core/agent';
 import { Mastra } from '@mastra/core/mastra';
 import { createTool } from '@mastra/core/tools';
 import { OtelExporter } from '@mastra/otel-exporter';
-import { ROOT_CONTEXT } from '@opentelemetry/api';
-import type { ExportResult } from '@opentelemetry/core';
-import type { ReadableSpan, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { z } from 'zod';
 import { buildGroundTruth } from './build-ground-truth.js';
 import { settle } from './capture.js';
 import { withExpectedErrors } from './expected-errors.js';
-import { HISTORY_PROMPTS, scriptFor, WEATHER_AGENT } from './scenario-scripts.js';
-import { isCallTurn, type Script, type ScriptedTurn } from './script.js';
+import { runMastraConversation } from './mastra-conversation.js';
+import { replayInto } from './replay-into.js';
+import { scriptFor, WEATHER_AGENT } from './scenario-scripts.js';
+import type { Script } from './script.js';
+import { scriptedV2Model } from './scripted-v2-model.js';
+import { SinkExporter } from './sink-exporter.js';
 import { celsiusToFahrenheit, flakyDb, getWeather } from './tool-bodies.js';
 import { ToolRecorder } from './tool-recorder.js';
 import type { ScenarioName, ScenarioOptions, ScenarioResult } from './types.js';
@@ -20,38 +22,6 @@ import type { ScenarioName, ScenarioOptions, ScenarioResult } from './types.js';
  * Mastra holds every agent; the scenario being run is swapped in through `current`.
  */
 const current: { script?: Script; recorder?: ToolRecorder; sink?: (spans: ReadableSpan[]) => void } = {};
-
-/** Hands exported spans to the running scenario. Its shutdown is a no-op (see capture notes). */
-class SinkExporter implements SpanExporter {
-  export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
-    current.sink?.(spans);
-    done({ code: 0 });
-  }
-  async shutdown(): Promise<void> {}
-  async forceFlush(): Promise<void> {}
-}
-
-const USAGE = { inputTokens: 10, outputTokens: 5, totalTokens: 15 };
-
-type V2Part = Record<string, unknown> & { type: string };
-
-function streamParts(turn: ScriptedTurn): V2Part[] {
-  const parts: V2Part[] = [{ type: 'stream-start', warnings: [] }];
-  if (isCallTurn(turn)) {
-    for (const c of turn.calls) {
-      parts.push({ type: 'tool-call', toolCallId: c.id, toolName: c.name, input: JSON.stringify(c.args) });
-    }
-    parts.push({ type: 'finish', finishReason: 'tool-calls', usage: USAGE });
-  } else {
-    parts.push(
-      { type: 'text-start', id: 't1' },
-      { type: 'text-delta', id: 't1', delta: turn.text },
-      { type: 'text-end', id: 't1' },
-      { type: 'finish', finishReason: 'stop', usage: USAGE },
-    );
-  }
-  return parts;
-}
 
 function lastUserText(prompt: unknown): string {
   const messages = Array.isArray(prompt) ? prompt : [];
@@ -65,50 +35,16 @@ function lastUserText(prompt: unknown): string {
 }
 
 /**
- * A scripted AI SDK v5 model (spec v2): Mastra 0.24 rejects v3 models. `onRunStart` runs on the
- * first call of each agent run (used to record agent-as-tool invocations).
+ * The scripted model of `agent` (spec v2: Mastra 0.24 rejects v3 models). `onRunStart` runs on
+ * the first call of each agent run (used to record agent-as-tool invocations).
  */
 function scriptedModel(agent: string, onRunStart?: (prompt: unknown) => void) {
-  const next = (prompt: unknown) => {
+  return scriptedV2Model((prompt) => {
     // A prompt without assistant messages opens a new run of this agent.
     const msgs = Array.isArray(prompt) ? (prompt as Array<{ role?: string }>) : [];
     if (onRunStart && msgs.every((m) => m.role !== 'assistant')) onRunStart(prompt);
     return current.script!.next(agent);
-  };
-  return {
-    specificationVersion: 'v2' as const,
-    provider: 'mock-provider',
-    modelId: 'mock-model-id',
-    supportedUrls: {},
-    async doGenerate(options: { prompt: unknown }) {
-      const turn = next(options.prompt);
-      const content = isCallTurn(turn)
-        ? turn.calls.map((c) => ({
-            type: 'tool-call',
-            toolCallId: c.id,
-            toolName: c.name,
-            input: JSON.stringify(c.args),
-          }))
-        : [{ type: 'text', text: turn.text }];
-      return {
-        content,
-        finishReason: isCallTurn(turn) ? 'tool-calls' : 'stop',
-        usage: USAGE,
-        warnings: [],
-      };
-    },
-    async doStream(options: { prompt: unknown }) {
-      const parts = streamParts(next(options.prompt));
-      return {
-        stream: new ReadableStream<V2Part>({
-          start(controller) {
-            for (const p of parts) controller.enqueue(p);
-            controller.close();
-          },
-        }),
-      };
-    },
-  };
+  });
 }
 
 function weatherTools(agent: string) {
@@ -165,7 +101,7 @@ function getSetup(): { mastra: Mastra; exporter: OtelExporter } {
   const exporter = new OtelExporter({
     // Required even with a custom exporter, else the exporter disables itself; never contacted.
     provider: { custom: { endpoint: 'http://127.0.0.1:1/unused' } },
-    exporter: new SinkExporter(),
+    exporter: new SinkExporter((spans) => current.sink?.(spans)),
   } as any);
   const mastra = new Mastra({
     agents: { [WEATHER_AGENT]: weatherAgent, orchestrator, researcher },
@@ -174,35 +110,6 @@ function getSetup(): { mastra: Mastra; exporter: OtelExporter } {
   } as any);
   setup = { mastra, exporter };
   return setup;
-}
-
-/**
- * history: run the first turn, forget it, then send its messages with a second prompt. Returns
- * the trace id of the second run, the only one the scenario keeps.
- */
-async function runConversation(agent: {
-  generate: (...args: any[]) => Promise<any>;
-}): Promise<string | undefined> {
-  const first = await agent.generate(HISTORY_PROMPTS[0], { maxSteps: 5 });
-  current.script!.forgetServed();
-  current.recorder!.forget();
-  const second = await agent.generate(
-    [
-      { role: 'user', content: HISTORY_PROMPTS[0] },
-      ...first.response.messages,
-      { role: 'user', content: HISTORY_PROMPTS[1] },
-    ],
-    { maxSteps: 5 },
-  );
-  return second.traceId;
-}
-
-/** Replays Mastra's finished spans into span processors: starts in start order, then ends in end order. */
-function replayInto(processors: readonly SpanProcessor[], spans: readonly ReadableSpan[]): void {
-  const ns = (t: [number, number]) => t[0] * 1e9 + t[1];
-  const byStart = [...spans].sort((a, b) => ns(a.startTime) - ns(b.startTime));
-  for (const p of processors) for (const s of byStart) p.onStart(s as any, ROOT_CONTEXT);
-  for (const p of processors) for (const s of spans) p.onEnd(s);
 }
 
 /**
@@ -235,7 +142,7 @@ export async function runMastraScenario(
         });
       traceId = result.traceId;
     } else if (scenario === 'history') {
-      traceId = await runConversation(mastra.getAgent(WEATHER_AGENT));
+      traceId = await runMastraConversation(mastra.getAgent(WEATHER_AGENT), script, recorder);
     } else if (scenario === 'stream_multi_step') {
       const result = await mastra.getAgent(WEATHER_AGENT).stream('What is the weather in Paris, in °F?', {
         maxSteps: 5,

@@ -1,112 +1,26 @@
 import { Agent } from '@mastra/core/agent';
-import { Mastra } from '@mastra/core/mastra';
-import { createTool } from '@mastra/core/tools';
-import { Observability } from '@mastra/observability';
-import { OtelExporter } from '@mastra/otel-exporter';
-import { ROOT_CONTEXT } from '@opentelemetry/api';
-import type { ExportResult } from '@opentelemetry/core';
-import type { ReadableSpan, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { z } from 'zod';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { buildGroundTruth } from '../harness/build-ground-truth.js';
 import { settle } from '../harness/capture.js';
-import { HISTORY_PROMPTS, scriptFor, WEATHER_AGENT } from '../harness/scenario-scripts.js';
-import { isCallTurn, type Script, type ScriptedTurn } from '../harness/script.js';
-import { celsiusToFahrenheit, flakyDb, getWeather } from '../harness/tool-bodies.js';
+import { runMastraConversation } from '../harness/mastra-conversation.js';
+import { replayInto } from '../harness/replay-into.js';
+import { scriptFor, WEATHER_AGENT } from '../harness/scenario-scripts.js';
+import type { Script } from '../harness/script.js';
+import { scriptedV2Model } from '../harness/scripted-v2-model.js';
 import { ToolRecorder } from '../harness/tool-recorder.js';
 import type { ScenarioName, ScenarioOptions, ScenarioResult } from '../harness/types.js';
+import { mastraV1, weatherTools } from './mastra-v1-setup.js';
 
 /** As in Mastra 0.24, the tracing registry is process-global: one Mastra, scenarios swapped in. */
 const current: { script?: Script; recorder?: ToolRecorder; sink?: (spans: ReadableSpan[]) => void } = {};
 
-class SinkExporter implements SpanExporter {
-  export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
-    current.sink?.(spans);
-    done({ code: 0 });
-  }
-  async shutdown(): Promise<void> {}
-  async forceFlush(): Promise<void> {}
-}
-
-const USAGE = { inputTokens: 10, outputTokens: 5, totalTokens: 15 };
-type V2Part = Record<string, unknown> & { type: string };
-
-function streamParts(turn: ScriptedTurn): V2Part[] {
-  const parts: V2Part[] = [{ type: 'stream-start', warnings: [] }];
-  if (isCallTurn(turn)) {
-    for (const c of turn.calls) {
-      parts.push({ type: 'tool-call', toolCallId: c.id, toolName: c.name, input: JSON.stringify(c.args) });
-    }
-    parts.push({ type: 'finish', finishReason: 'tool-calls', usage: USAGE });
-  } else {
-    parts.push(
-      { type: 'text-start', id: 't1' },
-      { type: 'text-delta', id: 't1', delta: turn.text },
-      { type: 'text-end', id: 't1' },
-      { type: 'finish', finishReason: 'stop', usage: USAGE },
-    );
-  }
-  return parts;
-}
-
-/** A scripted AI SDK v5 model (spec v2), which Mastra 1.x still accepts. */
+/** The scripted model of `agent`: it serves the running scenario's script. */
 function scriptedModel(agent: string) {
-  return {
-    specificationVersion: 'v2' as const,
-    provider: 'mock-provider',
-    modelId: 'mock-model-id',
-    supportedUrls: {},
-    async doGenerate() {
-      const turn = current.script!.next(agent);
-      const content = isCallTurn(turn)
-        ? turn.calls.map((c) => ({
-            type: 'tool-call',
-            toolCallId: c.id,
-            toolName: c.name,
-            input: JSON.stringify(c.args),
-          }))
-        : [{ type: 'text', text: turn.text }];
-      return { content, finishReason: isCallTurn(turn) ? 'tool-calls' : 'stop', usage: USAGE, warnings: [] };
-    },
-    async doStream() {
-      const parts = streamParts(current.script!.next(agent));
-      return {
-        stream: new ReadableStream<V2Part>({
-          start(controller) {
-            for (const p of parts) controller.enqueue(p);
-            controller.close();
-          },
-        }),
-      };
-    },
-  };
+  return scriptedV2Model(() => current.script!.next(agent));
 }
 
-function weatherTools(agent: string) {
-  const run =
-    <A, R>(name: string, fn: (args: A) => R) =>
-    async (input: A) =>
-      current.recorder!.wrap(agent, name, fn)(input);
-  return {
-    getWeather: createTool({
-      id: 'getWeather',
-      description: 'Current temperature of a city in °C',
-      inputSchema: z.object({ city: z.string() }),
-      execute: run('getWeather', getWeather),
-    }),
-    celsiusToFahrenheit: createTool({
-      id: 'celsiusToFahrenheit',
-      description: 'Converts °C to °F',
-      inputSchema: z.object({ c: z.number() }),
-      execute: run('celsiusToFahrenheit', celsiusToFahrenheit),
-    }),
-    flakyDb: createTool({
-      id: 'flakyDb',
-      description: 'Queries the order database',
-      inputSchema: z.object({ query: z.string() }),
-      execute: run('flakyDb', flakyDb),
-    }),
-  };
-}
+/** The running scenario's recorder. */
+const runningRecorder = () => current.recorder!;
 
 /** Text of the last user message in whatever Mastra hands a sub-agent (a string or messages). */
 function promptText(messages: unknown): string {
@@ -136,9 +50,9 @@ function recordDelegations(researcher: Agent): void {
   }
 }
 
-let setup: { mastra: Mastra; exporter: OtelExporter } | undefined;
+let setup: ReturnType<typeof mastraV1> | undefined;
 
-function getSetup(): { mastra: Mastra; exporter: OtelExporter } {
+function getSetup(): ReturnType<typeof mastraV1> {
   if (setup) return setup;
   const researcher = new Agent({
     id: 'researcher',
@@ -146,7 +60,7 @@ function getSetup(): { mastra: Mastra; exporter: OtelExporter } {
     description: 'Researches weather questions.',
     instructions: 'You research weather.',
     model: scriptedModel('researcher') as any,
-    tools: weatherTools('researcher'),
+    tools: weatherTools('researcher', runningRecorder),
   });
   recordDelegations(researcher);
   const weatherAgent = new Agent({
@@ -154,7 +68,7 @@ function getSetup(): { mastra: Mastra; exporter: OtelExporter } {
     name: WEATHER_AGENT,
     instructions: 'You answer weather questions.',
     model: scriptedModel(WEATHER_AGENT) as any,
-    tools: weatherTools(WEATHER_AGENT),
+    tools: weatherTools(WEATHER_AGENT, runningRecorder),
   });
   const orchestrator = new Agent({
     id: 'orchestrator',
@@ -163,50 +77,13 @@ function getSetup(): { mastra: Mastra; exporter: OtelExporter } {
     model: scriptedModel('orchestrator') as any,
     agents: { researcher },
   });
-  const exporter = new OtelExporter({
-    // Required even with a custom exporter, else the exporter disables itself; never contacted.
-    provider: { custom: { endpoint: 'http://127.0.0.1:1/unused' } },
-    exporter: new SinkExporter(),
-    // 1.x also exports logs, over OTLP/HTTP to the dummy endpoint: each flush then waits ~8 s on retries.
-    signals: { traces: true, logs: false },
-  } as any);
-  const mastra = new Mastra({
-    agents: { [WEATHER_AGENT]: weatherAgent, orchestrator, researcher },
-    observability: new Observability({
-      configs: { otel: { serviceName: 'mastra-v1-interop', exporters: [exporter] } },
-    }),
-    logger: false,
-  } as any);
+  const { mastra, exporter } = mastraV1(
+    { [WEATHER_AGENT]: weatherAgent, orchestrator, researcher },
+    'mastra-v1-interop',
+    (spans) => current.sink?.(spans),
+  );
   setup = { mastra, exporter };
   return setup;
-}
-
-/**
- * history: run the first turn, forget it, then send its messages with a second prompt. Returns
- * the trace id of the second run, the only one the scenario keeps.
- */
-async function runConversation(agent: {
-  generate: (...args: any[]) => Promise<any>;
-}): Promise<string | undefined> {
-  const first = await agent.generate(HISTORY_PROMPTS[0], { maxSteps: 5 });
-  current.script!.forgetServed();
-  current.recorder!.forget();
-  const second = await agent.generate(
-    [
-      { role: 'user', content: HISTORY_PROMPTS[0] },
-      ...first.response.messages,
-      { role: 'user', content: HISTORY_PROMPTS[1] },
-    ],
-    { maxSteps: 5 },
-  );
-  return second.traceId;
-}
-
-function replayInto(processors: readonly SpanProcessor[], spans: readonly ReadableSpan[]): void {
-  const ns = (t: [number, number]) => t[0] * 1e9 + t[1];
-  const byStart = [...spans].sort((a, b) => ns(a.startTime) - ns(b.startTime));
-  for (const p of processors) for (const s of byStart) p.onStart(s as any, ROOT_CONTEXT);
-  for (const p of processors) for (const s of spans) p.onEnd(s);
 }
 
 /** Runs one scenario with Mastra 1.x (Observability + OtelExporter 1.x, GenAI semconv spans). */
@@ -234,7 +111,7 @@ export async function runMastraV1Scenario(
         : 'What is the weather in Paris?';
     try {
       if (scenario === 'history') {
-        traceId = await runConversation(mastra.getAgent(agentName));
+        traceId = await runMastraConversation(mastra.getAgent(agentName), script, recorder);
       } else if (scenario === 'stream_multi_step') {
         const result = await mastra.getAgent(agentName).stream(prompt, { maxSteps: 5 });
         await result.consumeStream();
