@@ -1,4 +1,4 @@
-import type { AgentRun, RedactOptions, ScorerResult, ToolStatus } from '../types.js';
+import type { AgentRun, RedactOptions, ToolStatus } from '../types.js';
 
 /** One tool call of a rebuilt run, as a report shows it. */
 export interface RebuiltCall {
@@ -64,26 +64,6 @@ export function describeRun(run: AgentRun, redact: RedactOptions | undefined, de
     members: shown.map((child) => describeRun(child, redact, depth + 1)),
     membersOmitted: run.children.length - shown.length,
   };
-}
-
-/**
- * What each failed (or errored) scorer found unmet, one line per expectation: the scorer's
- * structured errors when it gives them (trajectory), else its reason split at `; `. Scorers
- * redact the values they quote as the policy says, as in the JSON verdict.
- */
-export function unmetExpectations(result: ScorerResult): string[] {
-  const errors = result.detail?.errors;
-  if (Array.isArray(errors)) {
-    const out: string[] = [];
-    for (const e of errors as Array<{ message?: unknown; code?: unknown; tool?: unknown }>) {
-      if (e && typeof e.message === 'string') out.push(e.message);
-      else if (e && typeof e.code === 'string')
-        out.push(typeof e.tool === 'string' ? `${e.code}(${e.tool})` : e.code);
-    }
-    if (out.length > 0) return out;
-  }
-  if (result.reason) return result.reason.split('; ');
-  return [result.label];
 }
 
 function showArgs(value: unknown, redact: RedactOptions | undefined): string {

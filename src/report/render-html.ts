@@ -2,6 +2,7 @@ import { gateLine } from './gate-line.js';
 import type { RebuiltRun } from './rebuilt-run.js';
 import { BY_TOOL_COLUMNS, percent } from './report-builder.js';
 import type { FailingRun, RateRow, Report } from './report-types.js';
+import type { ScorerExpectations } from './scorer-expectations.js';
 
 function esc(text: string): string {
   return text
@@ -64,26 +65,40 @@ function rateSection(id: string, title: string, rows: RateRow[], unit: string): 
 }
 
 /**
- * Under a failing run's reasons, a `<details>` that opens to what toolwatch rebuilt: the
- * expectations each failed scorer found unmet, the run's tool calls in order (status,
- * arguments as the policy's redaction allows, errors) and its nested member runs.
+ * Under a failing run's reasons, a `<details>` that opens to what toolwatch rebuilt: every
+ * scorer of the run with each expectation marked met or unmet (so a reader sees what held, not
+ * only what failed), the run's tool calls in order (status, arguments as the policy's
+ * redaction allows, errors) and its nested member runs.
  */
 function drillDown(f: FailingRun): string {
-  const unmet = f.unmet ?? [];
-  if (unmet.length === 0 && !f.rebuilt) return '';
+  const scorers = f.expectations ?? [];
+  if (scorers.length === 0 && !f.rebuilt) return '';
   const parts: string[] = [];
-  if (unmet.length > 0) {
+  if (scorers.length > 0)
     parts.push(
-      `<div class="unmet"><strong>Unmet</strong><ul>${unmet
-        .map(
-          (u) =>
-            `<li><code>${esc(u.scorer)}</code> ${esc(u.label)}<ul>${u.expectations.map((e) => `<li>${esc(e)}</li>`).join('')}</ul></li>`,
-        )
-        .join('')}</ul></div>`,
+      `<div class="expectations"><strong>Expectations</strong><ul>${scorers.map(scorerItem).join('')}</ul></div>`,
     );
-  }
   if (f.rebuilt) parts.push(rebuiltRun(f.rebuilt));
   return `<details class="rebuilt"><summary>What toolwatch rebuilt</summary>${parts.join('')}</details>`;
+}
+
+/** How a scorer's result reads beside its name. */
+const SCORER_MARK: Record<ScorerExpectations['label'], string> = {
+  pass: 'met',
+  fail: 'unmet',
+  error: 'error',
+  skipped: 'not judged',
+};
+
+function scorerItem(s: ScorerExpectations): string {
+  const head = `<code>${esc(s.scorer)}</code> <span class="mark">${SCORER_MARK[s.label]}</span>${s.skipped ? `: ${esc(s.skipped)}` : ''}`;
+  const lines = s.expectations
+    .map(
+      (e) =>
+        `<li class="${e.met ? 'met' : 'unmet'}"><span class="mark">${e.met ? 'met' : 'unmet'}</span> ${esc(e.text)}</li>`,
+    )
+    .join('');
+  return `<li class="scorer-${esc(s.label)}">${head}${lines ? `<ul>${lines}</ul>` : ''}</li>`;
 }
 
 function rebuiltRun(run: RebuiltRun): string {
@@ -249,7 +264,7 @@ export function renderHtml(report: Report): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${esc(report.title)}</title>
 <meta name="viewport" content="width=device-width,initial-scale=1">
-<style>body{font-family:system-ui,sans-serif;margin:2rem;color:#222}table{border-collapse:collapse;margin:.5rem 0 1.5rem}td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top}th{cursor:pointer;background:#f5f5f5}th[data-dir=asc]::after{content:" ▲"}th[data-dir=desc]::after{content:" ▼"}.num{text-align:right}.gate-failed{color:#c62828;font-weight:bold}.gate-skipped{color:#777}.class-saturated-fail{color:#c62828}.class-saturated-pass{color:#2e7d32}.class-learning-zone{color:#b26a00;font-weight:bold}details.rebuilt{margin-top:.3rem}details summary{cursor:pointer;color:#1a4f8a}ol.calls{margin:.2rem 0;padding-left:1.6rem}.status-error,.status-refused{color:#c62828;font-weight:bold}.status-paused{color:#b26a00}.status-ok{color:#2e7d32}code.args{color:#555}.members{margin-left:1rem;border-left:2px solid #ddd;padding-left:.5rem}</style>
+<style>body{font-family:system-ui,sans-serif;margin:2rem;color:#222}table{border-collapse:collapse;margin:.5rem 0 1.5rem}td,th{border:1px solid #ccc;padding:.25rem .5rem;text-align:left;vertical-align:top}th{cursor:pointer;background:#f5f5f5}th[data-dir=asc]::after{content:" ▲"}th[data-dir=desc]::after{content:" ▼"}.num{text-align:right}.gate-failed{color:#c62828;font-weight:bold}.gate-skipped{color:#777}.class-saturated-fail{color:#c62828}.class-saturated-pass{color:#2e7d32}.class-learning-zone{color:#b26a00;font-weight:bold}details.rebuilt{margin-top:.3rem}details summary{cursor:pointer;color:#1a4f8a}ol.calls{margin:.2rem 0;padding-left:1.6rem}.status-error,.status-refused{color:#c62828;font-weight:bold}.status-paused{color:#b26a00}.status-ok{color:#2e7d32}code.args{color:#555}.members{margin-left:1rem;border-left:2px solid #ddd;padding-left:.5rem}.met>.mark,.scorer-pass>.mark{color:#2e7d32}.unmet>.mark,.scorer-fail>.mark,.scorer-error>.mark{color:#c62828;font-weight:bold}.scorer-skipped>.mark{color:#777}</style>
 </head><body>
 <h1>${esc(report.title)}</h1>
 ${parts.filter(Boolean).join('\n')}

@@ -1,7 +1,7 @@
 import type { GateOutcome } from '../evaluation/check-gates.js';
 import { isJudged } from '../evaluation/is-judged.js';
 import type { Policy, RedactOptions, Verdict } from '../types.js';
-import { type RebuiltRun, unmetExpectations } from './rebuilt-run.js';
+import type { RebuiltRun } from './rebuilt-run.js';
 import type {
   FailingRun,
   InputStats,
@@ -12,6 +12,7 @@ import type {
   ToolRow,
 } from './report-types.js';
 import { resultReason } from './result-reason.js';
+import { scorerExpectations } from './scorer-expectations.js';
 
 export interface ReportBuilderOptions {
   /** Supplies the scorers' risk and intent tags (by rule and scorer name). */
@@ -127,7 +128,7 @@ export class ReportBuilder {
           reasons: unmet.map(
             (r) => `${r.scorer}${r.label === 'error' ? ' (error)' : ''}: ${resultReason(r, this.redact)}`,
           ),
-          unmet: unmet.map((r) => ({ scorer: r.scorer, label: r.label, expectations: unmetExpectations(r) })),
+          expectations: v.results.map((r) => scorerExpectations(r, this.redact)),
           ...(rebuilt ? { rebuilt } : {}),
         });
       }

@@ -1,5 +1,6 @@
 import type { GateOutcome } from '../evaluation/check-gates.js';
 import type { RebuiltRun } from './rebuilt-run.js';
+import type { ScorerExpectations } from './scorer-expectations.js';
 
 /** Runs (or results) and how many passed; the pass rate is `passed / total`. */
 export interface RateRow {
@@ -43,8 +44,8 @@ export interface FailingRun {
   file?: string;
   /** `scorer: reason` for each failed or errored result (redacted as the policy says). */
   reasons: string[];
-  /** Each failed or errored scorer and the expectations it found unmet. */
-  unmet?: Array<{ scorer: string; label: string; expectations: string[] }>;
+  /** Every scorer of the run, in the verdict's order, with each expectation it found met or unmet. */
+  expectations?: ScorerExpectations[];
   /** What toolwatch rebuilt of the run (HTML reports of `toolwatch score`). */
   rebuilt?: RebuiltRun;
 }

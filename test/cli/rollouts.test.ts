@@ -32,6 +32,14 @@ beforeAll(async () => {
   expected_tools: [get_order_detail, check_refund_policy]
 `,
   );
+  await writeFile(
+    join(dir, 'notify.yaml'),
+    `- id: notifies
+  input: Refund A1024
+  context: { order: A1024 }
+  expected_tools: [get_order_detail, check_refund_policy, notify_customer]
+`,
+  );
   await writeFile(join(dir, 'not-an-agent.mjs'), 'export const answer = 42;\n');
 });
 
@@ -79,6 +87,26 @@ describe('toolwatch rollouts', () => {
     );
     expect(junit.stdout).toContain('<error message="scripted failure on rollout 1"/>');
   });
+
+  it('html: a failing rollout opens to every expectation, the met ones too', async () => {
+    const html = await cli([
+      'rollouts',
+      '--cases',
+      'notify.yaml',
+      '--agent',
+      agent,
+      '-k',
+      '1',
+      '--format',
+      'html',
+    ]);
+    expect(html.code).toBe(0);
+    const met = (tool: string) =>
+      `<li class="met"><span class="mark">met</span> expected tool ${tool} was called and succeeded</li>`;
+    expect(html.stdout).toContain(
+      `<li class="scorer-fail"><code>trajectory</code> <span class="mark">unmet</span><ul>${met('get_order_detail')}${met('check_refund_policy')}<li class="unmet"><span class="mark">unmet</span> expected tool notify_customer was not called</li></ul></li>`,
+    );
+  }, 60_000);
 
   it('exit 2 for a module without an agent function, for bad -k, and without --cases', async () => {
     const [noFn, badK, noCases] = await Promise.all([

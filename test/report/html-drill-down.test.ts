@@ -1,7 +1,7 @@
 /**
  * The HTML report's failing runs open to what toolwatch rebuilt — tool calls in order with
- * status and arguments (redacted as the policy says), nested member runs, and the
- * expectations each scorer found unmet — checked in headless Chromium on recorded traces
+ * status and arguments (redacted as the policy says), nested member runs, and every
+ * scorer's expectations, each met or unmet — checked in headless Chromium on recorded traces
  * through `toolwatch score --format html`, with `--jobs` too.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -43,6 +43,9 @@ async function report(policy: string, out: string, extra: string[] = []): Promis
   return file;
 }
 
+/** An expectation line the scorer found unmet. */
+const unmet = (text: string) => `<li class="unmet"><span class="mark">unmet</span> ${text}</li>`;
+
 /** The failing-runs row of `agent`. */
 function row(dom: string, agent: string): string {
   const failing = /<table id="failing"[\s\S]*?<\/table>/.exec(dom)![0];
@@ -60,7 +63,7 @@ afterAll(async () => {
 });
 
 describe('HTML report: what toolwatch rebuilt of a failing run', () => {
-  it('opens to the calls in order, with status and redacted arguments, and the unmet expectations', async () => {
+  it('opens to the calls in order, with status and redacted arguments, and every expectation met or unmet', async () => {
     const file = await report(POLICY, 'redacted');
     // A filter that leaves one run opens it.
     const dom = await dumpDom(`${pathToFileURL(file).href}#filter=weather_agent`);
@@ -75,11 +78,17 @@ describe('HTML report: what toolwatch rebuilt of a failing run', () => {
     expect(weather).not.toContain('DB connection refused');
     // The reason whole, in the why column and under the scorer that found it unmet.
     expect(weather).toContain("tool_calls: expected tool 'getWeather' has no clean execution");
-    expect(weather).toMatch(
-      /<li><code>tool_calls<\/code> fail<ul><li>expected tool 'getWeather' has no clean execution<\/li>/,
+    expect(weather).toContain(
+      `<li class="scorer-fail"><code>tool_calls</code> <span class="mark">unmet</span><ul>${unmet("expected tool 'getWeather' has no clean execution")}</ul></li>`,
     );
     expect(weather).toContain(
-      '<li><code>trajectory</code> fail<ul><li>expected tool getWeather was not called</li><li>forbidden tool flakyDb was executed (1 call)</li></ul>',
+      `<li class="scorer-fail"><code>trajectory</code> <span class="mark">unmet</span><ul>${unmet('expected tool getWeather was not called')}${unmet('forbidden tool flakyDb was executed (1 call)')}</ul></li>`,
+    );
+    // What held is listed too: the orchestrator failed tool_calls, and met trajectory's expectation.
+    const orchestrator = row(dom, 'orchestrator');
+    expect(orchestrator).toContain('<code>tool_calls</code> <span class="mark">unmet</span>');
+    expect(orchestrator).toContain(
+      '<li class="scorer-pass"><code>trajectory</code> <span class="mark">met</span><ul><li class="met"><span class="mark">met</span> expected tool getWeather was called and succeeded</li></ul></li>',
     );
     // Other runs stay closed.
     expect(row(dom, 'Travel Desk')).toContain('<details class="rebuilt">');
