@@ -1,8 +1,8 @@
-import { parseArgs } from '../processor/live-misuse.js';
 import { checkField } from '../scorers/arg-rules.js';
 import type { GuardCheck, ToolCall, ToolCallDecision } from '../types.js';
 import { listPreview } from '../util/list-preview.js';
 import { CHECK_BIT, type GuardRule } from './guard-rules.js';
+import { parseArgs } from './live-misuse.js';
 
 /** What the guard knows of the run before the call: its calls so far (not counting this one). */
 export interface CallsSoFar {

@@ -1,7 +1,7 @@
 import { matchRules, type RunIdentity } from '../evaluation/match-rules.js';
 import { GUARD_CHECKS } from '../policy/policy-schema.js';
-import { type LiveLimits, liveLimitsOf } from '../processor/live-misuse.js';
 import type { GuardCheck, Policy, RuleGuard } from '../types.js';
+import { type LiveLimits, liveLimitsOf } from './live-misuse.js';
 
 /** One rule as the guard applies it: its limits (those the live checks use) and its `guard` key. */
 export interface GuardRule {

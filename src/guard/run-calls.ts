@@ -1,5 +1,5 @@
-import { callKeyOf, rememberCall, repeatsOf } from '../processor/live-misuse.js';
 import type { CallsSoFar } from './decide-tool-call.js';
+import { callKeyOf, rememberCall, repeatsOf } from './live-misuse.js';
 
 /**
  * The calls of one run, kept by whoever sees them when no span does (the gateway's guard

@@ -2,9 +2,6 @@ import { type Context, type Span, SpanKind, type TracerProvider, trace } from '@
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { SpanRole, spanRole, toolNameOf } from '../conventions/span-role.js';
 import type { GuardOutcome, ToolwatchMetrics } from '../emission/metrics.js';
-import type { LiveAgent } from '../processor/live-misuse.js';
-import { callsOf, repeatsOf } from '../processor/live-misuse.js';
-import type { LiveRunsAt } from '../processor/live-runs.js';
 import {
   ATTR_GEN_AI_OPERATION_NAME,
   ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
@@ -15,6 +12,9 @@ import type { MisuseEvent, Policy, ToolCall, ToolCallDecision } from '../types.j
 import { ALLOW, type CallsSoFar, decideToolCall } from './decide-tool-call.js';
 import { DECISION_EVENT, decisionAttributes, decisionEventAttributes } from './decision-attributes.js';
 import { type GuardRule, GuardRules } from './guard-rules.js';
+import type { LiveAgent } from './live-misuse.js';
+import { callsOf, repeatsOf } from './live-misuse.js';
+import type { LiveRunsAt } from './live-scope.js';
 
 /** What the guard does when it fails (a bug, or a call it cannot read). */
 export type GuardFailure = 'allow' | 'deny';

@@ -4,12 +4,12 @@ import { toolArgumentsOf, toolNameOf } from '../conventions/span-role.js';
 import { cappedName } from '../emission/capped-name.js';
 import type { ToolwatchMetrics } from '../emission/metrics.js';
 import { runIdentity } from '../evaluation/match-rules.js';
+import { type LiveAgent, LiveMisuseMonitor } from '../guard/live-misuse.js';
+import type { LiveScope } from '../guard/live-scope.js';
 import { runsInOrder } from '../reconstruction/run-tree.js';
 import type { AgentRun, MisuseEvent, MisuseKind, Policy, ToolExecution } from '../types.js';
-import { type LiveAgent, LiveMisuseMonitor } from './live-misuse.js';
 import type { ProblemLog } from './problem-log.js';
 import { spanIdentity } from './run-builder.js';
-import type { SpanEntry } from './trace-buffer.js';
 
 /** Distinct (rule, kind, tool) misuses logged through `diag` at most. */
 const MAX_LOGGED = 1000;
@@ -46,11 +46,11 @@ export class LiveChecks {
   }
 
   /** A tool span started below `nearest` (the agent entry above it). */
-  toolStarted(traceId: string, nearest: SpanEntry | undefined, span: ReadableSpan, spanId: string): void {
+  toolStarted(traceId: string, nearest: LiveScope | undefined, span: ReadableSpan, spanId: string): void {
     if (nearest === undefined) return;
     const tool = toolNameOf(span.name, span.attributes);
     if (tool === undefined) return;
-    for (let agent: SpanEntry | undefined = nearest; agent !== undefined; agent = agent.agent) {
+    for (let agent: LiveScope | undefined = nearest; agent !== undefined; agent = agent.agent) {
       if (!agent.open) continue;
       const live = this.liveOf(traceId, agent);
       if (live !== null) this._monitor.toolStarted(live, tool, spanId);
@@ -58,12 +58,12 @@ export class LiveChecks {
   }
 
   /** A tool span ended below `nearest`: its arguments are final now. */
-  toolEnded(traceId: string, nearest: SpanEntry | undefined, span: ReadableSpan, spanId: string): void {
+  toolEnded(traceId: string, nearest: LiveScope | undefined, span: ReadableSpan, spanId: string): void {
     if (nearest === undefined) return;
     const tool = toolNameOf(span.name, span.attributes);
     if (tool === undefined) return;
     const args = toolArgumentsOf(span.attributes);
-    for (let agent: SpanEntry | undefined = nearest; agent !== undefined; agent = agent.agent) {
+    for (let agent: LiveScope | undefined = nearest; agent !== undefined; agent = agent.agent) {
       if (!agent.open) continue;
       const live = this.liveOf(traceId, agent);
       if (live !== null) this._monitor.toolEnded(live, tool, args, spanId);
@@ -92,9 +92,9 @@ export class LiveChecks {
    * The live counts of an open agent span (null: no rule with limits matches it), set up on its
    * first tool or guard check (its attributes are complete by then).
    */
-  liveOf(traceId: string, agent: SpanEntry): LiveAgent | null {
+  liveOf(traceId: string, agent: LiveScope): LiveAgent | null {
     if (agent.live === undefined) {
-      // Agent entries keep their span (see `SpanEntry.span`).
+      // Agent entries keep their span (see `LiveScope.span`).
       const identity = spanIdentity(agent.span!, agent.agent !== undefined, this._options.withResource);
       agent.live = this._monitor.watch(identity, traceId, agent.spanId) ?? null;
     }

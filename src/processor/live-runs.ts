@@ -1,17 +1,10 @@
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { SpanRole } from '../conventions/span-role.js';
+import type { LiveAgent } from '../guard/live-misuse.js';
+import type { LiveRunsAt } from '../guard/live-scope.js';
 import type { LiveChecks } from './live-checks.js';
-import type { LiveAgent } from './live-misuse.js';
 import { parentIdOf } from './sdk-span.js';
 import { NO_SCOPE, type SpanEntry, type TraceBuffer, TraceMode, type TraceState } from './trace-buffer.js';
-
-/** The open runs a span is part of, as the live checks count them. */
-export interface LiveRunsAt {
-  /** Innermost first: the run the span is in, then each run enclosing it. Only runs some rule with limits matches. */
-  agents: LiveAgent[];
-  /** The span itself when it is a tool span (a call running now, counted as in flight). */
-  toolSpanId: string | undefined;
-}
 
 /** Parents walked up through ordinary spans at most, looking for the run of a span. */
 const MAX_WALK = 64;

@@ -1,14 +1,15 @@
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { SpanRole } from '../conventions/span-role.js';
 import type { ToolwatchMetrics } from '../emission/metrics.js';
+import type { LiveAgent } from '../guard/live-misuse.js';
+import type { LiveScope } from '../guard/live-scope.js';
 import type { SpanReading } from '../reconstruction/trace-model.js';
 import { ATTR_OPENINFERENCE_SPAN_KIND } from '../semconv.js';
 import type { SpanLike } from '../types.js';
-import type { LiveAgent } from './live-misuse.js';
 import type { ProblemLog } from './problem-log.js';
 
-/** One span the processor holds for a trace with agent activity. */
-export interface SpanEntry {
+/** One span the processor holds for a trace with agent activity; an agent's entry is the live checks' scope of its run. */
+export interface SpanEntry extends LiveScope {
   /**
    * The span; let go (undefined) once a span that is not an agent span has ended and been
    * converted (`like`), so the SDK can free it as soon as it is exported rather than when

@@ -3,13 +3,13 @@ import { runInNewContext } from 'node:vm';
 import { DiagLogLevel, diag } from '@opentelemetry/api';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
+import { LiveMisuseMonitor } from '../../src/guard/live-misuse.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
-import { LiveMisuseMonitor } from '../../src/processor/live-misuse.js';
 import { ToolwatchSpanProcessor } from '../../src/processor/toolwatch-span-processor.js';
 import { trajectory } from '../../src/scorers/trajectory.js';
 import type { MisuseEvent } from '../../src/types.js';
-import { createMetrics, fakeScorer, pointValue, policyOf } from './harness.js';
-import { inside, pipeline, startAgent, startPlain, tool } from './tracing.js';
+import { createMetrics, fakeScorer, pointValue, policyOf } from '../processor/harness.js';
+import { inside, pipeline, startAgent, startPlain, tool } from '../processor/tracing.js';
 
 function monitor() {
   const events: MisuseEvent[] = [];
