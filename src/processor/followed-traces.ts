@@ -1,23 +1,19 @@
 import type { Context } from '@opentelemetry/api';
 import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace-base';
 import { announcesAgentName, SpanRole } from '../conventions/span-role.js';
-import type { Placement } from '../emission/verdict-writer.js';
 import { matchRules } from '../evaluation/match-rules.js';
 import { isSampled } from '../evaluation/sampling.js';
 import { ATTR_OPENINFERENCE_SPAN_KIND, ATTR_TOOLWATCH_FROM_HISTORY } from '../semconv.js';
 import type { Policy } from '../types.js';
 import type { LiveChecks } from './live-checks.js';
 import type { PolicyTraits } from './policy-traits.js';
-import type { ProblemLog } from './problem-log.js';
 import { announcedRuleMatches, spanIdentity } from './run-builder.js';
-import type { RunJudge } from './run-judge.js';
 import { parentIdOf, parentSpanOf } from './sdk-span.js';
+import { NOTHING, recordSkipped, type SpanEnd } from './span-end.js';
+import { NO_SCOPE, newEntry, type SpanEntry } from './span-entry.js';
 import {
-  NO_SCOPE,
-  newEntry,
   REFUSED_AGENT,
   REFUSED_NESTED,
-  type SpanEntry,
   type TraceBuffer,
   TraceMode,
   type TraceState,
@@ -28,8 +24,6 @@ export interface FollowedTracesOptions {
   traits: PolicyTraits;
   buffer: TraceBuffer;
   live: LiveChecks;
-  runs: RunJudge;
-  problems: ProblemLog;
 }
 
 /**
@@ -42,10 +36,7 @@ export class FollowedTraces {
   private readonly _policy: Policy;
   private readonly _buffer: TraceBuffer;
   private readonly _live: LiveChecks;
-  private readonly _runs: RunJudge;
-  private readonly _problems: ProblemLog;
   private readonly _allRulesRootOnly: boolean;
-  private readonly _rulesReadAttributes: boolean;
   private readonly _sampledOutFastPath: boolean;
   private readonly _unmatchedFastPath: boolean;
 
@@ -53,10 +44,7 @@ export class FollowedTraces {
     this._policy = options.policy;
     this._buffer = options.buffer;
     this._live = options.live;
-    this._runs = options.runs;
-    this._problems = options.problems;
     this._allRulesRootOnly = options.traits.allRulesRootOnly;
-    this._rulesReadAttributes = options.traits.rulesReadAttributes;
     this._sampledOutFastPath = options.traits.sampledOutFastPath;
     this._unmatchedFastPath = options.traits.unmatchedFastPath;
   }
@@ -194,24 +182,24 @@ export class FollowedTraces {
     return candidate === undefined ? undefined : state.followed.get(candidate);
   }
 
-  ending(
-    state: TraceState,
-    span: ReadableSpan,
-    spanId: string,
-    placement: Placement,
-  ): ReadableSpan | undefined {
+  /**
+   * A span of a followed trace ends: an agent span's run gets its record (`sampled_out`, or,
+   * for a trace no rule matched at its start, `incomplete_trace` when one matches now); a tool
+   * span's end is checked live. Returns the record for the processor to write.
+   */
+  ending(state: TraceState, span: ReadableSpan, spanId: string): SpanEnd {
     // Ordinary spans (not followed out of the sample) and spans refused when they started
     // (span limits: counted then) have nothing to do now.
     const held = this._buffer.unfollow(state, span);
     if (held === undefined) {
       const flags = state.refused.size === 0 ? undefined : state.refused.get(spanId);
-      if (flags === undefined) return undefined;
+      if (flags === undefined) return NOTHING;
       // An agent span refused at its start (span limits): its run's record all the same.
       state.refused.delete(spanId);
       this._buffer.touch(state);
-      return this._record(state, span, spanId, (flags & REFUSED_NESTED) !== 0, placement);
+      return this._record(state, (flags & REFUSED_NESTED) !== 0);
     }
-    let view: ReadableSpan | undefined;
+    let next = NOTHING;
     const isAgent = held.spanId === spanId && held !== NO_SCOPE;
     if (isAgent) {
       held.open = false;
@@ -221,40 +209,28 @@ export class FollowedTraces {
         while (above !== undefined && !above.open) above = above.agent;
         state.lastAgent = above;
       }
-      view = this._record(state, span, spanId, held.agent !== undefined, placement);
-    } else if (held.role === SpanRole.TOOL && this._live.enabled) {
-      this._live.toolEnded(state.traceId, held.agent, span, spanId);
+      next = this._record(state, held.agent !== undefined);
+      this._buffer.forget(state, spanId);
+    } else {
+      if (held.role === SpanRole.TOOL && this._live.enabled)
+        this._live.toolEnded(state.traceId, held.agent, span, spanId);
+      this._buffer.releaseScope(state);
     }
-    if (isAgent) this._buffer.forget(state, spanId);
-    else this._buffer.releaseScope(state);
     state.openCount--;
     this._buffer.touch(state);
     this._buffer.releaseIfIdle(state);
-    return view;
+    return next;
   }
 
-  /** The record of a followed agent span's run as it ends: `sampled_out`, or `incomplete_trace` for a rule matched only now. */
-  private _record(
-    state: TraceState,
-    span: ReadableSpan,
-    spanId: string,
-    nested: boolean,
-    placement: Placement,
-  ): ReadableSpan | undefined {
-    if (nested && this._allRulesRootOnly) return undefined;
-    const identity = spanIdentity(span, nested, this._rulesReadAttributes);
-    const rules = matchRules(identity, this._policy);
-    if (rules.length === 0) {
-      if (!nested) this._runs.unmatched.note(identity.agent);
-      return undefined;
-    }
-    if (state.mode === TraceMode.SAMPLED_OUT)
-      return this._runs.skipped(identity, span, placement, 'sampled_out', rules);
-    // Matched no rule when it started, one now: its spans were not held.
-    this._problems.report(
-      'matched_after_start',
-      `agent span ${spanId} matched no rule when it started and matches one as it ends (attributes set later): its run gets an incomplete_trace record`,
+  /**
+   * The record of a followed agent span's run as it ends: `sampled_out`, or, matched by no rule
+   * when it started, `incomplete_trace` if one matches now (its spans were not held).
+   */
+  private _record(state: TraceState, nested: boolean): SpanEnd {
+    if (nested && this._allRulesRootOnly) return NOTHING;
+    return recordSkipped(
+      state.mode === TraceMode.SAMPLED_OUT ? 'sampled_out' : 'matched_after_start',
+      nested,
     );
-    return this._runs.skipped(identity, span, placement, 'incomplete_trace', rules);
   }
 }

@@ -2,23 +2,19 @@ import type { Context } from '@opentelemetry/api';
 import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace-base';
 import { isSilentModelSpan } from '../conventions/silent-model-span.js';
 import { lateSpanRole, SpanRole, spanRole } from '../conventions/span-role.js';
-import type { Placement } from '../emission/verdict-writer.js';
 import { ATTR_OPENINFERENCE_SPAN_KIND } from '../semconv.js';
 import type { SpanLike } from '../types.js';
 import type { LiveChecks } from './live-checks.js';
 import { retainedBytes } from './retained-bytes.js';
 import { spanLikeOf } from './run-builder.js';
-import type { RunEvaluator } from './run-evaluator.js';
 import { highResolutionStart, parentIdOf, parentSpanOf, startedSince } from './sdk-span.js';
+import { judge, NOTHING, recordSkipped, SETTLE, type SpanEnd, waitLate } from './span-end.js';
+import { entryClosed, linkEntry, newEntry, type SpanEntry } from './span-entry.js';
 import {
-  childStarted,
-  entryClosed,
   hasAgentAbove,
-  newEntry,
   parentHasAgent,
   REFUSED_AGENT,
   REFUSED_NESTED,
-  type SpanEntry,
   type TraceBuffer,
   type TraceState,
 } from './trace-buffer.js';
@@ -26,7 +22,6 @@ import {
 export interface HeldTracesOptions {
   buffer: TraceBuffer;
   live: LiveChecks;
-  evaluator: RunEvaluator;
 }
 
 /**
@@ -37,12 +32,10 @@ export interface HeldTracesOptions {
 export class HeldTraces {
   private readonly _buffer: TraceBuffer;
   private readonly _live: LiveChecks;
-  private readonly _evaluator: RunEvaluator;
 
   constructor(options: HeldTracesOptions) {
     this._buffer = options.buffer;
     this._live = options.live;
-    this._evaluator = options.evaluator;
   }
 
   /** A span of a held trace starts. */
@@ -72,11 +65,7 @@ export class HeldTraces {
     // A start time given by the caller (spans replayed by an exporter bridge) is the truth, and
     // the order in which such spans start says nothing.
     if (entry.t0 === undefined) entry.outOfOrder = true;
-    if (parent !== undefined) {
-      entry.parent = parent;
-      entry.agent = parent.role === SpanRole.AGENT ? parent : parent.agent;
-      childStarted(parent);
-    }
+    if (parent !== undefined) linkEntry(entry, parent);
     this._buffer.hold(state, entry);
     state.openCount++;
     if (role === SpanRole.TOOL || role === SpanRole.LLM) state.hasCalls = true;
@@ -100,13 +89,12 @@ export class HeldTraces {
       this._live.toolStarted(state.traceId, entry.agent, span, spanId);
   }
 
-  /** A span of a held trace ends; returns the decorated view for `view` placement, when it carries a verdict. */
-  ending(
-    state: TraceState,
-    span: ReadableSpan,
-    spanId: string,
-    placement: Placement,
-  ): ReadableSpan | undefined {
+  /**
+   * A span of a held trace ends: it is converted and kept, or let go, and the trace's counts
+   * follow. Returns what should happen next (its run judged, waiting for late spans, or
+   * recorded), for the processor to do.
+   */
+  ending(state: TraceState, span: ReadableSpan, spanId: string): SpanEnd {
     const buffer = this._buffer;
     let entry = state.spans.get(spanId);
     if (entry === undefined && state.ordinary.size > 0 && state.ordinary.has(spanId)) {
@@ -115,7 +103,7 @@ export class HeldTraces {
         buffer.forgetOrdinary(state, spanId);
         buffer.touch(state);
         buffer.releaseIfIdle(state);
-        return undefined;
+        return NOTHING;
       }
       // Attributes set after start made it agent-related.
       entry = this._materialize(state, spanId);
@@ -131,7 +119,7 @@ export class HeldTraces {
         role = lateSpanRole(span.name, span.attributes);
         if (role === SpanRole.NONE && (state.awaiting.size === 0 || !state.awaiting.has(spanId))) {
           buffer.touch(state);
-          return undefined;
+          return NOTHING;
         }
       } else {
         role = state.seenLate
@@ -140,14 +128,12 @@ export class HeldTraces {
         // Refused when it started (counted then): never held.
         if (startedSince(span, state.since)) {
           const nested = refusedNested(state, span, spanId);
-          if (role === SpanRole.AGENT)
-            return this._evaluator.recordIncomplete(state, span, spanId, placement, nested);
-          return undefined;
+          return role === SpanRole.AGENT ? this._incomplete(state, spanId, nested) : NOTHING;
         }
       }
       if (!buffer.admit(state)) {
-        if (role === SpanRole.AGENT) return this._evaluator.recordIncomplete(state, span, spanId, placement);
-        return undefined;
+        if (role !== SpanRole.AGENT) return NOTHING;
+        return this._incomplete(state, spanId, parentHasAgent(state, parentIdOf(span)));
       }
       entry = this._holdLate(state, span, spanId, role);
     } else if (entry.role === SpanRole.NONE) {
@@ -174,8 +160,7 @@ export class HeldTraces {
         entry.like = like;
         entry.span = undefined;
         entry.bytes = retainedBytes(span);
-        if (!buffer.holdBytes(state, entry.bytes))
-          return this._tooLarge(state, entry, span, spanId, placement);
+        if (!buffer.holdBytes(state, entry.bytes)) return this._tooLarge(state, entry, span, spanId);
       }
     }
     if (entry.open) state.openCount--;
@@ -183,29 +168,24 @@ export class HeldTraces {
     buffer.touch(state);
     if (entry.role === SpanRole.TOOL && this._live.enabled)
       this._live.toolEnded(state.traceId, entry.agent, span, spanId);
-    let view: ReadableSpan | undefined;
-    if (!state.evaluated.has(spanId) && this._judgesAt(state, entry, span)) {
-      if (state.incomplete) {
-        this._buffer.markEvaluated(state, spanId);
-        // Not rebuilt: a chain or root span is taken for an implicit run only when calls ran outside every agent.
-        if (entry.role === SpanRole.AGENT || state.looseCalls > 0)
-          view = this._evaluator.recordIncomplete(
-            state,
-            span,
-            spanId,
-            placement,
-            hasAgentAbove(state, entry),
-          );
-      } else if (entry.activeChildren > 0) {
-        this._evaluator.waitForLateSpans(state, entry, span);
-      } else {
-        view = this._evaluator.evaluate(state, entry, span, placement);
-      }
-    }
+    // A leaf goes now: a rebuild would not read it (ordinary, not needed) or it says nothing (a
+    // silent model call, never where runs are judged).
     if (leaf) buffer.forget(state, spanId);
-    if (state.late.size > 0) this._evaluator.checkLateRuns(state);
-    buffer.releaseIfIdle(state);
-    return view;
+    if (state.evaluated.has(spanId) || !this._judgesAt(state, entry, span)) return SETTLE;
+    if (state.incomplete) {
+      // Not rebuilt: a chain or root span is taken for an implicit run only when calls ran outside every agent.
+      if (entry.role === SpanRole.AGENT || state.looseCalls > 0)
+        return this._incomplete(state, spanId, hasAgentAbove(state, entry));
+      this._buffer.markEvaluated(state, spanId);
+      return SETTLE;
+    }
+    return entry.activeChildren > 0 ? waitLate(entry) : judge(entry);
+  }
+
+  /** The run of an agent span in a trace that lost spans to the limits: a record, not a verdict that could be false. */
+  private _incomplete(state: TraceState, spanId: string, nested: boolean): SpanEnd {
+    this._buffer.markEvaluated(state, spanId);
+    return recordSkipped('incomplete_trace', nested);
   }
 
   /**
@@ -234,13 +214,7 @@ export class HeldTraces {
    * tombstone: its later spans are counted, its run gets `skipped: incomplete_trace`). Live
    * checks do not need the trace: a tool span ending now is still checked.
    */
-  private _tooLarge(
-    state: TraceState,
-    entry: SpanEntry,
-    span: ReadableSpan,
-    spanId: string,
-    placement: Placement,
-  ): ReadableSpan | undefined {
+  private _tooLarge(state: TraceState, entry: SpanEntry, span: ReadableSpan, spanId: string): SpanEnd {
     // A chain or root span that would be judged now (an implicit run's) gets its record.
     const judged = state.looseCalls > 0 && !state.evaluated.has(spanId) && this._judgesAt(state, entry, span);
     this._buffer.evict(
@@ -250,8 +224,7 @@ export class HeldTraces {
     );
     if (entry.role === SpanRole.TOOL && this._live.enabled)
       this._live.toolEnded(state.traceId, entry.agent, span, spanId);
-    if (!judged) return undefined;
-    return this._evaluator.recordIncomplete(state, span, spanId, placement, hasAgentAbove(state, entry));
+    return judged ? this._incomplete(state, spanId, hasAgentAbove(state, entry)) : NOTHING;
   }
 
   /**
@@ -328,10 +301,7 @@ export class HeldTraces {
     // Held after spans that started later: its place in the map says nothing of its start.
     entry.outOfOrder = true;
     entry.t0 = highResolutionStart(span, false);
-    const parent = state.spans.get(entry.parentId!)!;
-    entry.parent = parent;
-    entry.agent = parent.role === SpanRole.AGENT ? parent : parent.agent;
-    childStarted(parent);
+    linkEntry(entry, state.spans.get(entry.parentId!)!);
     this._buffer.hold(state, entry);
     state.openCount++;
     if (span.ended) {
@@ -368,11 +338,7 @@ export class HeldTraces {
       // Held after spans that started later: its place in the map says nothing of its start.
       entry.outOfOrder = true;
       entry.t0 = highResolutionStart(span, false);
-      if (parent !== undefined) {
-        entry.parent = parent;
-        entry.agent = parent.role === SpanRole.AGENT ? parent : parent.agent;
-        childStarted(parent);
-      }
+      if (parent !== undefined) linkEntry(entry, parent);
       this._buffer.adopt(state, entry);
       state.openCount++;
       parent = entry;
@@ -391,10 +357,8 @@ export class HeldTraces {
     if (role === SpanRole.TOOL || role === SpanRole.LLM) state.hasCalls = true;
     const parent = parentId === undefined ? undefined : state.spans.get(parentId);
     if (parent !== undefined) {
-      entry.parent = parent;
-      entry.agent = parent.role === SpanRole.AGENT ? parent : parent.agent;
-      // Balanced by `entryClosed` as the span's end is handled, right after.
-      childStarted(parent);
+      // Open until `entryClosed` as the span's end is handled, right after.
+      linkEntry(entry, parent);
     } else if (parentId !== undefined && span.parentSpanContext?.isRemote !== true) {
       // Its parent is still open: keep the trace until the parent ends and is held too.
       this._buffer.awaitParent(state, parentId);
@@ -415,11 +379,8 @@ export class HeldTraces {
   private _adoptWaitingChildren(state: TraceState, entry: SpanEntry): void {
     for (const child of state.spans.values()) {
       if (child.parentId !== entry.spanId || child.parent !== undefined || child === entry) continue;
-      child.parent = entry;
-      entry.hasHeldChild = true;
-      child.agent = entry.role === SpanRole.AGENT ? entry : entry.agent;
       // An open child keeps its new parent, and so its agent, active until it ends.
-      if (child.open) childStarted(entry);
+      linkEntry(child, entry);
       if (child.role !== SpanRole.TOOL || child.agent === undefined || !this._live.enabled) continue;
       // Name and attributes are all the live checks read: the converted view serves once the span is let go.
       const view = (child.span ?? child.like) as ReadableSpan | undefined;

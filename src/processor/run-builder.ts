@@ -8,7 +8,8 @@ import { reconstructTrace } from '../reconstruction/reconstruct-trace.js';
 import type { SpanReading } from '../reconstruction/trace-model.js';
 import type { Policy, ReconstructedTrace, SpanEventLike, SpanLike, StatusCode } from '../types.js';
 import { mergeAttributes } from '../util/merge-attributes.js';
-import type { SpanEntry, TraceState } from './trace-buffer.js';
+import type { SpanEntry } from './span-entry.js';
+import type { TraceState } from './trace-buffer.js';
 
 /**
  * The span as reconstruction reads it, on the processor's clock, built once, when its run is

@@ -1,5 +1,4 @@
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { SpanRole, spanRole } from '../conventions/span-role.js';
 import type { ToolwatchMetrics } from '../emission/metrics.js';
 import type { Placement } from '../emission/verdict-writer.js';
 import { matchRules, runIdentity } from '../evaluation/match-rules.js';
@@ -12,16 +11,10 @@ import type { PolicyTraits } from './policy-traits.js';
 import type { ProblemLog } from './problem-log.js';
 import { announcedRuleMatches, rebuildRuns, spanIdentity } from './run-builder.js';
 import type { RunJudge } from './run-judge.js';
-import { contextOnly, parentIdOf } from './sdk-span.js';
-import {
-  hasAgentAbove,
-  type LateRun,
-  parentHasAgent,
-  type SpanEntry,
-  type Tombstone,
-  type TraceBuffer,
-  type TraceState,
-} from './trace-buffer.js';
+import { contextOnly } from './sdk-span.js';
+import type { SpanEnd } from './span-end.js';
+import type { SpanEntry } from './span-entry.js';
+import { hasAgentAbove, type LateRun, type TraceBuffer, type TraceState } from './trace-buffer.js';
 
 export interface RunEvaluatorOptions {
   policy: Policy;
@@ -67,6 +60,39 @@ export class RunEvaluator {
     this._rulesReadAttributes = options.traits.rulesReadAttributes;
     this._sampledOutFastPath = options.traits.sampledOutFastPath;
     this._argumentsRead = options.traits.argumentsRead;
+  }
+
+  /**
+   * Does what the owner of a trace (held, followed, or an evicted one's tombstone: `state` is
+   * then undefined) said should happen after its span `span` ended; then a run waiting for
+   * late spans may be done, and the trace, idle, is released. Returns the decorated view for
+   * `view` placement, when the span carries a verdict or a record.
+   */
+  act(
+    next: SpanEnd,
+    state: TraceState | undefined,
+    span: ReadableSpan,
+    placement: Placement,
+  ): ReadableSpan | undefined {
+    let view: ReadableSpan | undefined;
+    switch (next.kind) {
+      case 'none':
+        return undefined;
+      case 'judge':
+        view = this.evaluate(state!, next.entry, span, placement);
+        break;
+      case 'wait-late':
+        this.waitForLateSpans(state!, next.entry, span);
+        break;
+      case 'record-skipped':
+        view = this._runs.recordSkipped(span, next.nested, next.reason, placement);
+        break;
+    }
+    if (state !== undefined) {
+      if (state.late.size > 0) this.checkLateRuns(state);
+      this._buffer.releaseIfIdle(state);
+    }
+    return view;
   }
 
   /**
@@ -207,9 +233,10 @@ export class RunEvaluator {
     state.late.delete(spanId);
     try {
       // Evicted (or over a span limit) since: judged on part of its run, a verdict could be false.
-      if (state.incomplete)
-        this.recordIncomplete(state, late.span, spanId, 'span', hasAgentAbove(state, late.entry));
-      else this.evaluate(state, late.entry, late.span, 'span');
+      if (state.incomplete) {
+        this._buffer.markEvaluated(state, spanId);
+        this._runs.recordSkipped(late.span, hasAgentAbove(state, late.entry), 'incomplete_trace', 'span');
+      } else this.evaluate(state, late.entry, late.span, 'span');
     } catch (error) {
       this._problems.report('late', 'late evaluation failed', error);
     } finally {
@@ -265,41 +292,6 @@ export class RunEvaluator {
     } catch (error) {
       this._problems.report('judge_ended', 'judging the ended runs of an unfinished trace failed', error);
     }
-  }
-
-  /** The run of an agent span in a trace that lost spans to the limits: a record, not a verdict that could be false. */
-  recordIncomplete(
-    state: TraceState,
-    span: ReadableSpan,
-    spanId: string,
-    placement: Placement,
-    nested = parentHasAgent(state, parentIdOf(span)),
-  ): ReadableSpan | undefined {
-    this._buffer.markEvaluated(state, spanId);
-    return this._runs.recordSkipped(span, nested, 'incomplete_trace', placement);
-  }
-
-  /** An agent span of an evicted trace ends: its run gets an `incomplete_trace` record, no verdict. */
-  endedAfterEviction(
-    tombstone: Tombstone,
-    span: ReadableSpan,
-    spanId: string,
-    placement: Placement,
-  ): ReadableSpan | undefined {
-    this._buffer.touchTombstone(tombstone);
-    const known = tombstone.openAgents.get(spanId);
-    tombstone.scopes.delete(spanId);
-    if (known === undefined && spanRole(span.name, span.attributes) !== SpanRole.AGENT) {
-      // The local root of a trace whose calls ran outside every agent: the implicit run's.
-      const root = span.parentSpanContext === undefined || span.parentSpanContext.isRemote === true;
-      if (!tombstone.implicit || !root) return undefined;
-      tombstone.implicit = false;
-      return this._runs.recordSkipped(span, false, 'incomplete_trace', placement);
-    }
-    tombstone.openAgents.delete(spanId);
-    const parentId = parentIdOf(span);
-    const nested = known ?? (parentId !== undefined && tombstone.scopes.get(parentId) === true);
-    return this._runs.recordSkipped(span, nested, 'incomplete_trace', placement);
   }
 }
 

@@ -20,6 +20,7 @@ import type { AgentRun, Policy, Rule, ScorerResult, Verdict } from '../types.js'
 import { type PendingJudges, UNTRACED } from './pending-judges.js';
 import type { PolicyTraits } from './policy-traits.js';
 import { spanIdentity } from './run-builder.js';
+import type { SkipReason } from './span-end.js';
 import { UnmatchedRuns } from './unmatched-runs.js';
 
 export interface RunJudgeOptions {
@@ -76,19 +77,33 @@ export class RunJudge {
 
   /**
    * The one place a run that is not judged gets its record: none for a nested run when every
-   * rule is root-only, else the record of `skipped` under the identity read from its agent
-   * span `span`, written on `where` (the span itself, or the context of one that has ended).
+   * rule is root-only, none (an outermost run counted as unmatched) when no rule matches the
+   * identity read from its agent span `span`, else the record of `skipped` for `reason`,
+   * written on `where` (the span itself, or the context of one that has ended).
    */
   recordSkipped(
     span: ReadableSpan,
     nested: boolean,
-    reason: string,
+    reason: SkipReason,
     placement: Placement,
     where: ReadableSpan = span,
   ): ReadableSpan | undefined {
-    const { traits } = this._options;
+    const { traits, policy } = this._options;
     if (nested && traits.allRulesRootOnly) return undefined;
-    return this.skipped(spanIdentity(span, nested, traits.rulesReadAttributes), where, placement, reason);
+    const identity = spanIdentity(span, nested, traits.rulesReadAttributes);
+    const rules = matchRules(identity, policy);
+    if (rules.length === 0) {
+      if (!nested) this.unmatched.note(identity.agent);
+      return undefined;
+    }
+    if (reason === 'matched_after_start') {
+      this._options.problem(
+        'matched_after_start',
+        `agent span ${span.spanContext().spanId} matched no rule when it started and matches one as it ends (attributes set later): its run gets an incomplete_trace record`,
+      );
+      return this.skipped(identity, where, placement, 'incomplete_trace', rules);
+    }
+    return this.skipped(identity, where, placement, reason, rules);
   }
 
   /**

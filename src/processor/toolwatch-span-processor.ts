@@ -18,8 +18,9 @@ import { policyTraits } from './policy-traits.js';
 import { ProblemLog } from './problem-log.js';
 import { RunEvaluator } from './run-evaluator.js';
 import { RunJudge } from './run-judge.js';
-import { parentIdOf, parentSpanOf } from './sdk-span.js';
-import { MAX_SCOPES, type Tombstone, TraceBuffer, TraceMode } from './trace-buffer.js';
+import { parentIdOf } from './sdk-span.js';
+import { NOTHING } from './span-end.js';
+import { TraceBuffer, TraceMode } from './trace-buffer.js';
 
 export interface ToolwatchSpanProcessorOptions {
   /** The policy runs are judged by (from `loadPolicy`, or built in code). Required. */
@@ -212,15 +213,8 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       problems,
       lateSpanTimeoutMs: positive(options.lateSpanTimeoutMs, DEFAULTS.lateSpanTimeoutMs, 'lateSpanTimeoutMs'),
     });
-    this._held = new HeldTraces({ buffer: this._buffer, live, evaluator: this._evaluator });
-    this._followed = new FollowedTraces({
-      policy,
-      traits,
-      buffer: this._buffer,
-      live,
-      runs,
-      problems,
-    });
+    this._held = new HeldTraces({ buffer: this._buffer, live });
+    this._followed = new FollowedTraces({ policy, traits, buffer: this._buffer, live });
     const locator = new LiveRunLocator(this._buffer, live);
     this._guard = new ToolCallGuard({
       policy,
@@ -323,7 +317,12 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     if (state === undefined) {
       const tombstone = this._buffer.tombstone(ctx.traceId);
       if (tombstone !== undefined) {
-        this._startedAfterEviction(tombstone, span, ctx.spanId, role, parentContext);
+        // A span of an evicted trace: counted, never the start of a new, partial trace.
+        this._problems.dropped(
+          'evicted_trace',
+          `trace ${tombstone.traceId} was evicted (or cut by span limits); its later spans are not held`,
+        );
+        tombstone.started(span, ctx.spanId, role, parentContext, this._buffer.epoch);
         return;
       }
       // Ordinary spans of traces with no agent activity stop here.
@@ -336,35 +335,6 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       // Out of the sample (or of every rule), ordinary spans are not followed at all.
       this._followed.started(state, span, ctx.spanId, role, parentIdOf(span), parentContext);
     }
-  }
-
-  /** A span of an evicted trace: counted, never the start of a new, partial trace. */
-  private _startedAfterEviction(
-    tombstone: Tombstone,
-    span: Span,
-    spanId: string,
-    role: SpanRole,
-    parentContext: Context,
-  ): void {
-    this._buffer.touchTombstone(tombstone);
-    this._problems.dropped(
-      'evicted_trace',
-      `trace ${tombstone.traceId} was evicted (or cut by span limits); its later spans are not held`,
-    );
-    // Nested when an agent is at or above its parent: the parent's scope (every open span of
-    // the trace has one), or the grandparent's through the start context's span object.
-    const parentId = parentIdOf(span);
-    let nested = parentId === undefined ? false : tombstone.scopes.get(parentId);
-    if (nested === undefined) {
-      // (parentId is defined here: scopes.get ran.)
-      const candidate = parentSpanOf(parentContext, parentId!);
-      const above = candidate === undefined ? undefined : parentIdOf(candidate);
-      nested = above !== undefined && tombstone.scopes.get(above) === true;
-    }
-    if (!nested && role === SpanRole.TOOL) tombstone.implicit = true;
-    if (tombstone.scopes.size < MAX_SCOPES) tombstone.scopes.set(spanId, nested || role === SpanRole.AGENT);
-    if (role === SpanRole.AGENT && tombstone.openAgents.size < MAX_SCOPES)
-      tombstone.openAgents.set(spanId, nested);
   }
 
   /** The processor was shut down, maybe by another tracer provider it is attached to: said, and counted. */
@@ -393,13 +363,22 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
     if (state === undefined) {
       const tombstone = buffer.tombstone(ctx.traceId);
       if (tombstone !== undefined)
-        return this._evaluator.endedAfterEviction(tombstone, span, ctx.spanId, placement);
+        return this._evaluator.act(
+          tombstone.ended(span, ctx.spanId, buffer.epoch),
+          undefined,
+          span,
+          placement,
+        );
       // Recognised only as it ends: OpenInference bridges write every attribute at the end.
       if (lateSpanRole(span.name, span.attributes) === SpanRole.NONE) return undefined;
       state = buffer.create(ctx.traceId, TraceMode.JUDGED, true);
     }
-    if (state.mode !== TraceMode.JUDGED) return this._followed.ending(state, span, ctx.spanId, placement);
-    return this._held.ending(state, span, ctx.spanId, placement);
+    // The trace's owner does its own bookkeeping and says what is due; the evaluator does it.
+    const next =
+      state.mode === TraceMode.JUDGED
+        ? this._held.ending(state, span, ctx.spanId)
+        : this._followed.ending(state, span, ctx.spanId);
+    return next === NOTHING ? undefined : this._evaluator.act(next, state, span, placement);
   }
 
   private _sweep(): void {

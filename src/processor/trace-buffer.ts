@@ -1,60 +1,10 @@
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { SpanRole } from '../conventions/span-role.js';
 import type { ToolwatchMetrics } from '../emission/metrics.js';
-import type { LiveAgent } from '../guard/live-misuse.js';
-import type { LiveScope } from '../guard/live-scope.js';
-import type { SpanReading } from '../reconstruction/trace-model.js';
 import { ATTR_OPENINFERENCE_SPAN_KIND } from '../semconv.js';
-import type { SpanLike } from '../types.js';
 import type { ProblemLog } from './problem-log.js';
-
-/** One span the processor holds for a trace with agent activity; an agent's entry is the live checks' scope of its run. */
-export interface SpanEntry extends LiveScope {
-  /**
-   * The span; let go (undefined) once a span that is not an agent span has ended and been
-   * converted (`like`), so the SDK can free it as soon as it is exported rather than when
-   * the run ends.
-   */
-  span: ReadableSpan | undefined;
-  spanId: string;
-  parentId: string | undefined;
-  /** The parent's entry when it was held as this span started: links are pointers, not lookups. */
-  parent: SpanEntry | undefined;
-  /** The nearest agent span above this one, when known at start. */
-  agent: SpanEntry | undefined;
-  role: SpanRole;
-  open: boolean;
-  /**
-   * Held children that are open or have open descendants themselves. A span has an open
-   * descendant exactly when this is above 0: kept up to date in O(1) amortised per span,
-   * so no hook ever walks the tree to find out.
-   */
-  activeChildren: number;
-  /** An ordinary span that sits between agent-related spans: reconstruction needs it to link them. */
-  needed: boolean;
-  /** The span as reconstruction reads it, built once when it ended. */
-  like: SpanLike | undefined;
-  /** Its facts, read when it ended. */
-  reading: SpanReading | undefined;
-  /** Live counts of an agent span (null: no rule with live limits applies). */
-  live: LiveAgent | null | undefined;
-  /** High-resolution start (epoch ms) taken in `onStart`. */
-  t0: number | undefined;
-  /** SAMPLED_OUT traces: what this agent's open tool spans map to (role TOOL, `agent` = this entry). */
-  toolScope: SpanEntry | undefined;
-  /** First seen when it ended, or started at a time given by the caller: its place in the map says nothing of its start. */
-  outOfOrder: boolean;
-  /** What holding it after its end costs (`retainedBytes`), counted in its trace's `bytes`. */
-  bytes: number;
-  /** Some held span has had it as its parent: it links that span to its run. */
-  hasHeldChild: boolean;
-  /**
-   * Agent entries: a model span below it was kept as it ended (it said something, or could not
-   * be let go). A silent model span ending after it may be its run's last model call, which
-   * decides whether requests that never ran are pending: it is kept too.
-   */
-  modelKept: boolean;
-}
+import { NO_SCOPE, type SpanEntry } from './span-entry.js';
+import { MAX_SCOPES, Tombstone } from './tombstone.js';
 
 /** How much a trace costs to follow. */
 export const TraceMode = {
@@ -146,29 +96,6 @@ export interface TraceState {
   followed: Map<ReadableSpan, SpanEntry>;
 }
 
-/** What remains of an evicted trace: enough to refuse its later spans and give its open runs a record. */
-export interface Tombstone {
-  traceId: string;
-  /**
-   * The sweep epoch of the trace's last span: tombstones of quiet traces expire like traces,
-   * unless an agent span (or an implicit run's root) is still open in them.
-   */
-  activeEpoch: number;
-  /** Agent spans open in the trace (at eviction, or started since), by span id: whether each is nested. */
-  openAgents: Map<string, boolean>;
-  /**
-   * Agent-related spans open in the trace (at eviction, or started since), by span id:
-   * whether an agent is at or above each, so that one starting below knows whether it is
-   * nested (at most `MAX_SCOPES`).
-   */
-  scopes: Map<string, boolean>;
-  /** Calls ran outside every agent: the trace's local root is an implicit run, and gets a record when it ends. */
-  implicit: boolean;
-}
-
-/** Open spans a tombstone remembers the scope of. */
-export const MAX_SCOPES = 1000;
-
 export interface TraceBufferLimits {
   maxTraces: number;
   maxSpansPerTrace: number;
@@ -176,14 +103,6 @@ export interface TraceBufferLimits {
   maxBufferedBytes: number;
   traceTtlMs: number;
 }
-
-/** Stands for "no agent above" in SAMPLED_OUT scope maps. */
-export const NO_SCOPE: SpanEntry = newEntry(
-  undefined as unknown as ReadableSpan,
-  '',
-  undefined,
-  SpanRole.NONE,
-);
 
 // Most traces never need these; they are allocated on first write.
 const NO_SPANS: Set<string> = new Set();
@@ -197,34 +116,6 @@ const MAX_REFUSED = 10_000;
 const MIN_TOMBSTONES = 1000;
 export const REFUSED_NESTED = 1;
 export const REFUSED_AGENT = 2;
-
-export function newEntry(
-  span: ReadableSpan,
-  spanId: string,
-  parentId: string | undefined,
-  role: SpanRole,
-): SpanEntry {
-  return {
-    span,
-    spanId,
-    parentId,
-    parent: undefined,
-    agent: undefined,
-    role,
-    open: true,
-    activeChildren: 0,
-    needed: false,
-    like: undefined,
-    reading: undefined,
-    live: undefined,
-    t0: undefined,
-    toolScope: undefined,
-    outOfOrder: false,
-    bytes: 0,
-    hasHeldChild: false,
-    modelKept: false,
-  };
-}
 
 /** The refused agent spans still open, and whether each is nested: a tombstone's `openAgents`. */
 function refusedAgents(state: TraceState): Map<string, boolean> {
@@ -265,31 +156,6 @@ export function parentHasAgent(state: TraceState, parentId: string | undefined):
   return false;
 }
 
-/** A child started under `entry`: it (and, if it was idle, what is above it) has an open descendant. */
-export function childStarted(entry: SpanEntry): void {
-  entry.hasHeldChild = true;
-  let at: SpanEntry | undefined = entry;
-  while (at !== undefined) {
-    const wasActive = at.open || at.activeChildren > 0;
-    at.activeChildren++;
-    if (wasActive) return;
-    at = at.parent;
-  }
-}
-
-/** `entry` closed: when nothing below it is open either, its ancestors lose an active child. */
-export function entryClosed(entry: SpanEntry): void {
-  if (!entry.open) return;
-  entry.open = false;
-  let at = entry;
-  while (at.activeChildren === 0 && !at.open) {
-    const parent = at.parent;
-    if (parent === undefined) return;
-    parent.activeChildren--;
-    at = parent;
-  }
-}
-
 /**
  * The agent traces the processor holds, within the limits of its options: spans per trace,
  * traces, spans over all traces, and inactivity. A trace that has to go is evicted as a
@@ -326,6 +192,11 @@ export class TraceBuffer {
 
   get size(): number {
     return this._traces.size;
+  }
+
+  /** Sweeps so far: what traces and tombstones count their inactivity in. */
+  get epoch(): number {
+    return this._epoch;
   }
 
   get held(): number {
@@ -561,10 +432,6 @@ export class TraceBuffer {
     if (entry.role === SpanRole.AGENT) state.agents++;
   }
 
-  touchTombstone(tombstone: Tombstone): void {
-    tombstone.activeEpoch = this._epoch;
-  }
-
   /** Lets go of one entry (a leaf that reconstruction will not need). */
   forget(state: TraceState, spanId: string): void {
     if (state.spans.delete(spanId)) {
@@ -648,13 +515,10 @@ export class TraceBuffer {
       if (scopes.size < MAX_SCOPES)
         scopes.set(entry.spanId, entry.role === SpanRole.AGENT || entry.agent !== undefined);
     }
-    this._tombstones.set(state.traceId, {
-      traceId: state.traceId,
-      activeEpoch: this._epoch,
-      openAgents,
-      scopes,
-      implicit: state.looseCalls > 0,
-    });
+    this._tombstones.set(
+      state.traceId,
+      new Tombstone(state.traceId, this._epoch, openAgents, scopes, state.looseCalls > 0),
+    );
     // As many as traces, and never so few that a small maxTraces forgets the trace it just evicted.
     if (this._tombstones.size > Math.max(this._limits.maxTraces, MIN_TOMBSTONES)) {
       this._tombstones.delete(this._tombstones.keys().next().value as string);
@@ -676,8 +540,7 @@ export class TraceBuffer {
       // One that still waits for an open agent span (or an implicit run's root) stays, however
       // quiet (tombstones are bounded by count): when that span ends, its run gets its record,
       // rather than a new trace judged on that span alone, or nothing.
-      if (tombstone.openAgents.size > 0 || tombstone.implicit) continue;
-      if (epoch - tombstone.activeEpoch > this._ttlEpochs) this._tombstones.delete(tombstone.traceId);
+      if (tombstone.expired(epoch, this._ttlEpochs)) this._tombstones.delete(tombstone.traceId);
     }
   }
 

@@ -925,6 +925,24 @@ describe('ToolwatchSpanProcessor', () => {
       await p.provider.shutdown();
     });
 
+    it('judges the waiting run as soon as its last late span ends, not at lateSpanTimeoutMs', async () => {
+      const verdicts: Verdict[] = [];
+      const p = pipeline({
+        policy: policyOf([{ scorers: [fakeScorer({ name: 's' })] }]),
+        lateSpanTimeoutMs: 60_000,
+        onVerdict: (v) => verdicts.push(v),
+      });
+      const agent = startAgent(p.tracer, 'streamer');
+      const streaming = startTool(p.tracer, 'stream', agent);
+      agent.end();
+      streaming.end();
+      // Out of the span's hook (a microtask), long before the timeout.
+      expect(verdicts).toHaveLength(0);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(verdicts.map((v) => v.agent)).toEqual(['streamer']);
+      await p.provider.shutdown();
+    });
+
     it('gives up waiting after lateSpanTimeoutMs', async () => {
       vi.useFakeTimers();
       const verdicts: Verdict[] = [];
