@@ -148,7 +148,6 @@ export class FollowedTraces {
     } else {
       this._buffer.holdScope(state, span, scope);
     }
-    state.openCount++;
   }
 
   /**
@@ -202,7 +201,7 @@ export class FollowedTraces {
     let next = NOTHING;
     const isAgent = held.spanId === spanId && held !== NO_SCOPE;
     if (isAgent) {
-      held.open = false;
+      this._buffer.close(state, held);
       // The agent that started before this one and is still open takes its place.
       if (state.lastAgent === held) {
         let above = held.agent;
@@ -216,7 +215,6 @@ export class FollowedTraces {
         this._live.toolEnded(state.traceId, held.agent, span, spanId);
       this._buffer.releaseScope(state);
     }
-    state.openCount--;
     this._buffer.touch(state);
     this._buffer.releaseIfIdle(state);
     return next;

@@ -9,7 +9,7 @@ import { retainedBytes } from './retained-bytes.js';
 import { spanLikeOf } from './run-builder.js';
 import { highResolutionStart, parentIdOf, parentSpanOf, startedSince } from './sdk-span.js';
 import { judge, NOTHING, recordSkipped, SETTLE, type SpanEnd, waitLate } from './span-end.js';
-import { entryClosed, linkEntry, newEntry, type SpanEntry } from './span-entry.js';
+import { linkEntry, newEntry, type SpanEntry } from './span-entry.js';
 import {
   hasAgentAbove,
   parentHasAgent,
@@ -67,7 +67,6 @@ export class HeldTraces {
     if (entry.t0 === undefined) entry.outOfOrder = true;
     if (parent !== undefined) linkEntry(entry, parent);
     this._buffer.hold(state, entry);
-    state.openCount++;
     if (role === SpanRole.TOOL || role === SpanRole.LLM) state.hasCalls = true;
     // Their open parent, not held, may be where an implicit run begins (or links them to an
     // agent, if attributes come later): the trace waits for it, and holds it as it ends.
@@ -163,8 +162,7 @@ export class HeldTraces {
         if (!buffer.holdBytes(state, entry.bytes)) return this._tooLarge(state, entry, span, spanId);
       }
     }
-    if (entry.open) state.openCount--;
-    entryClosed(entry);
+    buffer.close(state, entry);
     buffer.touch(state);
     if (entry.role === SpanRole.TOOL && this._live.enabled)
       this._live.toolEnded(state.traceId, entry.agent, span, spanId);
@@ -303,13 +301,11 @@ export class HeldTraces {
     entry.t0 = highResolutionStart(span, false);
     linkEntry(entry, state.spans.get(entry.parentId!)!);
     this._buffer.hold(state, entry);
-    state.openCount++;
     if (span.ended) {
       // Its end has passed: converted now, closed (the span below keeps its parent active).
       entry.like = spanLikeOf(entry, span, true);
       entry.span = undefined;
-      state.openCount--;
-      entryClosed(entry);
+      this._buffer.close(state, entry);
       // Over the byte bound, the next span to end evicts the trace (not while a child starts under it).
       entry.bytes = retainedBytes(span);
       this._buffer.holdBytes(state, entry.bytes);
@@ -340,7 +336,6 @@ export class HeldTraces {
       entry.t0 = highResolutionStart(span, false);
       if (parent !== undefined) linkEntry(entry, parent);
       this._buffer.adopt(state, entry);
-      state.openCount++;
       parent = entry;
     }
     return parent!;
@@ -364,7 +359,6 @@ export class HeldTraces {
       this._buffer.awaitParent(state, parentId);
     }
     this._buffer.hold(state, entry);
-    state.openCount++;
     // Spans below it that could not find it when they started: linked now, to its agent, or
     // (none above) to the implicit run it may anchor, which then waits for those still open.
     if (entry.needed) this._adoptWaitingChildren(state, entry);

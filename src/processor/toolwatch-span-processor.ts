@@ -171,7 +171,6 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       },
       metrics,
       problems,
-      (state) => this._evaluator.evicting(state),
     );
     const live = new LiveChecks({
       policy,
@@ -239,6 +238,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       } catch (error) {
         this._problems.report('on_start', 'onStart failed', error);
       }
+      if (this._buffer.hasEvicted) this._recordEvicted();
     }
     this._next?.onStart(span, parentContext);
   }
@@ -251,6 +251,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       } catch (error) {
         this._problems.report('on_ending', 'onEnding failed', error);
       }
+      if (this._buffer.hasEvicted) this._recordEvicted();
     }
     this._next?.onEnding?.(span);
   }
@@ -264,6 +265,7 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       } catch (error) {
         this._problems.report('on_end', 'onEnd failed', error);
       }
+      if (this._buffer.hasEvicted) this._recordEvicted();
     }
     this._next?.onEnd(forwarded);
   }
@@ -386,6 +388,22 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       this._buffer.sweep();
     } catch (error) {
       this._problems.report('sweep', 'trace eviction failed', error);
+    }
+    if (this._buffer.hasEvicted) this._recordEvicted();
+  }
+
+  /**
+   * Traces the buffer evicted during this hook (limits) or sweep (inactivity): their runs
+   * waiting for late spans, and the ended runs of traces recognised at span ends, get their
+   * records now (open runs get theirs when their span ends, from the tombstone).
+   */
+  private _recordEvicted(): void {
+    for (const state of this._buffer.takeEvicted()) {
+      try {
+        this._evaluator.evicting(state);
+      } catch (error) {
+        this._problems.report('evict', 'giving an evicted trace its records failed', error);
+      }
     }
   }
 

@@ -3,7 +3,7 @@ import { SpanRole } from '../conventions/span-role.js';
 import type { ToolwatchMetrics } from '../emission/metrics.js';
 import { ATTR_OPENINFERENCE_SPAN_KIND } from '../semconv.js';
 import type { ProblemLog } from './problem-log.js';
-import { NO_SCOPE, type SpanEntry } from './span-entry.js';
+import { entryClosed, NO_SCOPE, type SpanEntry } from './span-entry.js';
 import { MAX_SCOPES, Tombstone } from './tombstone.js';
 
 /** How much a trace costs to follow. */
@@ -44,7 +44,7 @@ export interface TraceState {
   held: number;
   /** About how many bytes of ended spans the trace holds (`retainedBytes`), counted against `maxBufferedBytes`. */
   bytes: number;
-  /** Held spans still open: the trace is released when none is left (and nothing waits). */
+  /** Held spans still open: the trace is released when none is left (and nothing waits). Written by `TraceBuffer` only. */
   openCount: number;
   /** The sweep epoch of the last span activity. */
   activeEpoch: number;
@@ -110,6 +110,7 @@ const NO_LATE_RUNS: Map<string, LateRun> = new Map();
 const NO_ORDINARY: Map<string, ReadableSpan> = new Map();
 const NO_FOLLOWED: Map<ReadableSpan, SpanEntry> = new Map();
 const NO_REFUSED: Map<string, number> = new Map();
+const NO_EVICTED: TraceState[] = [];
 /** Open refused spans remembered per trace; past it, one's nesting is read from the held spans only. */
 const MAX_REFUSED = 10_000;
 /** Tombstones kept at least (each a trace id and its open agents), whatever `maxTraces`. */
@@ -159,12 +160,14 @@ export function parentHasAgent(state: TraceState, parentId: string | undefined):
 /**
  * The agent traces the processor holds, within the limits of its options: spans per trace,
  * traces, spans over all traces, and inactivity. A trace that has to go is evicted as a
- * whole (the caller gives its runs a record) and leaves a tombstone, so its later spans are
- * counted and never start a new, partial trace.
+ * whole and leaves a tombstone, so its later spans are counted and never start a new,
+ * partial trace; the processor takes it (`takeEvicted`) and gives its waiting runs a record.
  */
 export class TraceBuffer {
   private readonly _traces = new Map<string, TraceState>();
   private readonly _tombstones = new Map<string, Tombstone>();
+  /** Evicted during the current hook or sweep, until the processor takes them. */
+  private _evicted: TraceState[] = NO_EVICTED;
   /** Entries held over all traces. */
   private _held = 0;
   /** Bytes of ended spans held over all traces. */
@@ -183,8 +186,6 @@ export class TraceBuffer {
     private readonly _limits: TraceBufferLimits,
     private readonly _metrics: ToolwatchMetrics,
     private readonly _problems: ProblemLog,
-    /** Called for every trace about to be evicted, while it is still held. */
-    private readonly _onEvict: (state: TraceState, reason: string) => void,
   ) {
     this.sweepPeriodMs = Math.max(10, Math.min(_limits.traceTtlMs / 4, 30_000));
     this._ttlEpochs = Math.max(1, Math.ceil(_limits.traceTtlMs / this.sweepPeriodMs));
@@ -366,8 +367,9 @@ export class TraceBuffer {
     if (state.refused.size < MAX_REFUSED) state.refused.set(spanId, flags);
   }
 
-  /** Holds an admitted entry. */
+  /** Holds an admitted entry (open, unless the caller closes it at once). */
   hold(state: TraceState, entry: SpanEntry): void {
+    state.openCount++;
     if (entry.role === SpanRole.AGENT) state.agents++;
     else if ((entry.role === SpanRole.TOOL || entry.role === SpanRole.LLM) && entry.agent === undefined)
       state.looseCalls++;
@@ -390,6 +392,7 @@ export class TraceBuffer {
   holdScope(state: TraceState, span: ReadableSpan, scope: SpanEntry): void {
     if (state.followed === NO_FOLLOWED) state.followed = new Map();
     state.followed.set(span, scope);
+    state.openCount++;
     state.held++;
     this._held++;
     state.activeEpoch = this._epoch;
@@ -406,6 +409,7 @@ export class TraceBuffer {
 
   /** SAMPLED_OUT traces: a span held by `holdScope` ended. */
   releaseScope(state: TraceState): void {
+    state.openCount--;
     state.held--;
     this._held--;
   }
@@ -426,10 +430,18 @@ export class TraceBuffer {
     }
   }
 
-  /** An ordinary span becomes an entry: already counted when it started. */
+  /** An open ordinary span becomes an entry: already counted against the limits when it started. */
   adopt(state: TraceState, entry: SpanEntry): void {
+    state.openCount++;
     state.spans.set(entry.spanId, entry);
     if (entry.role === SpanRole.AGENT) state.agents++;
+  }
+
+  /** A held entry's span ended (or had ended already): the trace has one open span less. */
+  close(state: TraceState, entry: SpanEntry): void {
+    if (!entry.open) return;
+    state.openCount--;
+    entryClosed(entry);
   }
 
   /** Lets go of one entry (a leaf that reconstruction will not need). */
@@ -493,13 +505,22 @@ export class TraceBuffer {
     if (this._traces.get(state.traceId) !== state) return;
     // Whatever still refers to it (a run about to be judged after its late spans) gets a record, not a verdict.
     state.incomplete = true;
-    try {
-      this._onEvict(state, reason);
-    } catch (error) {
-      this._problems.report('evict', 'giving an evicted trace its records failed', error);
-    }
     this._problems.dropped(reason, message, state.held);
     this.release(state);
+    // Its spans stay with it: the processor gives its waiting runs their records (`takeEvicted`).
+    if (this._evicted === NO_EVICTED) this._evicted = [];
+    this._evicted.push(state);
+  }
+
+  /** Traces evicted since the last call, whose runs still need their records; at most one hook's worth. */
+  get hasEvicted(): boolean {
+    return this._evicted.length > 0;
+  }
+
+  takeEvicted(): readonly TraceState[] {
+    const evicted = this._evicted;
+    this._evicted = NO_EVICTED;
+    return evicted;
   }
 
   /**
