@@ -19,8 +19,8 @@ import { ProblemLog } from './problem-log.js';
 import { RunEvaluator } from './run-evaluator.js';
 import { RunJudge } from './run-judge.js';
 import { parentIdOf } from './sdk-span.js';
-import { NOTHING } from './span-end.js';
-import { TraceBuffer, TraceMode } from './trace-buffer.js';
+import { NOTHING, type SpanEnd } from './span-end.js';
+import { TraceBuffer, TraceMode, type TraceState } from './trace-buffer.js';
 
 export interface ToolwatchSpanProcessorOptions {
   /** The policy runs are judged by (from `loadPolicy`, or built in code). Required. */
@@ -362,25 +362,23 @@ export class ToolwatchSpanProcessor implements SpanProcessor {
       return undefined;
     const ctx = span.spanContext();
     let state = buffer.get(ctx.traceId);
-    if (state === undefined) {
-      const tombstone = buffer.tombstone(ctx.traceId);
-      if (tombstone !== undefined)
-        return this._evaluator.act(
-          tombstone.ended(span, ctx.spanId, buffer.epoch),
-          undefined,
-          span,
-          placement,
-        );
+    const tombstone = state === undefined ? buffer.tombstone(ctx.traceId) : undefined;
+    if (state === undefined && tombstone === undefined) {
       // Recognised only as it ends: OpenInference bridges write every attribute at the end.
       if (lateSpanRole(span.name, span.attributes) === SpanRole.NONE) return undefined;
       state = buffer.create(ctx.traceId, TraceMode.JUDGED, true);
     }
     // The trace's owner does its own bookkeeping and says what is due; the evaluator does it.
     const next =
-      state.mode === TraceMode.JUDGED
-        ? this._held.ending(state, span, ctx.spanId)
-        : this._followed.ending(state, span, ctx.spanId);
+      state === undefined
+        ? tombstone!.ended(span, ctx.spanId, buffer.epoch)
+        : this._ownerEnding(state, span, ctx.spanId);
     return next === NOTHING ? undefined : this._evaluator.act(next, state, span, placement);
+  }
+
+  private _ownerEnding(state: TraceState, span: ReadableSpan, spanId: string): SpanEnd {
+    if (state.mode === TraceMode.JUDGED) return this._held.ending(state, span, spanId);
+    return this._followed.ending(state, span, spanId);
   }
 
   private _sweep(): void {
