@@ -10,7 +10,7 @@ import type { PolicyTraits } from './policy-traits.js';
 import { announcedRuleMatches, spanIdentity } from './run-builder.js';
 import { parentIdOf, parentSpanOf } from './sdk-span.js';
 import { NOTHING, recordSkipped, type SpanEnd } from './span-end.js';
-import { NO_SCOPE, newEntry, type SpanEntry } from './span-entry.js';
+import { followedAgent, NO_SCOPE, type SpanEntry, toolScopeOf } from './span-entry.js';
 import {
   REFUSED_AGENT,
   REFUSED_NESTED,
@@ -133,17 +133,12 @@ export class FollowedTraces {
     // A tool's children belong to the tool's agent.
     const scope = above === undefined ? NO_SCOPE : above.role === SpanRole.TOOL ? above.agent! : above;
     if (role === SpanRole.AGENT) {
-      const entry = newEntry(span, spanId, parentIdOf(span), role);
-      if (scope !== NO_SCOPE) entry.agent = scope;
+      const entry = followedAgent(span, spanId, parentIdOf(span), scope === NO_SCOPE ? undefined : scope);
       this._buffer.hold(state, entry);
       this._buffer.follow(state, span, entry);
       state.lastAgent = entry;
     } else if (role === SpanRole.TOOL && scope !== NO_SCOPE) {
-      if (scope.toolScope === undefined) {
-        scope.toolScope = newEntry(scope.span!, '', undefined, SpanRole.TOOL);
-        scope.toolScope.agent = scope;
-      }
-      this._buffer.holdScope(state, span, scope.toolScope);
+      this._buffer.holdScope(state, span, toolScopeOf(scope));
       if (this._live.enabled) this._live.toolStarted(state.traceId, scope, span, spanId);
     } else {
       this._buffer.holdScope(state, span, scope);

@@ -67,7 +67,6 @@ export class HeldTraces {
     if (entry.t0 === undefined) entry.outOfOrder = true;
     if (parent !== undefined) linkEntry(entry, parent);
     this._buffer.hold(state, entry);
-    if (role === SpanRole.TOOL || role === SpanRole.LLM) state.hasCalls = true;
     // Their open parent, not held, may be where an implicit run begins (or links them to an
     // agent, if attributes come later): the trace waits for it, and holds it as it ends.
     if (
@@ -137,11 +136,7 @@ export class HeldTraces {
       entry = this._holdLate(state, span, spanId, role);
     } else if (entry.role === SpanRole.NONE) {
       // Attributes set after start can still make a span an agent or a tool.
-      entry.role = lateSpanRole(span.name, span.attributes);
-      if (entry.role === SpanRole.TOOL || entry.role === SpanRole.LLM) state.hasCalls = true;
-      if (entry.role === SpanRole.AGENT) state.agents++;
-      else if ((entry.role === SpanRole.TOOL || entry.role === SpanRole.LLM) && entry.agent === undefined)
-        state.looseCalls++;
+      buffer.setRole(state, entry, lateSpanRole(span.name, span.attributes));
     }
     entry.span = span;
     if (state.awaiting.size > 0) state.awaiting.delete(spanId);
@@ -349,7 +344,6 @@ export class HeldTraces {
     // Its held children were waiting for it: it links them to what is above.
     entry.needed = state.awaiting.has(spanId);
     entry.t0 = highResolutionStart(span, false);
-    if (role === SpanRole.TOOL || role === SpanRole.LLM) state.hasCalls = true;
     const parent = parentId === undefined ? undefined : state.spans.get(parentId);
     if (parent !== undefined) {
       // Open until `entryClosed` as the span's end is handled, right after.

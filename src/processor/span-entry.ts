@@ -92,6 +92,30 @@ export function linkEntry(entry: SpanEntry, parent: SpanEntry): void {
   if (entry.open) childStarted(parent);
 }
 
+/**
+ * SAMPLED_OUT and UNMATCHED traces: the entry of an agent span, under the agent `above` it
+ * (none: a root run). Its spans are not held, so it has no parent entry.
+ */
+export function followedAgent(
+  span: ReadableSpan,
+  spanId: string,
+  parentId: string | undefined,
+  above: SpanEntry | undefined,
+): SpanEntry {
+  const entry = newEntry(span, spanId, parentId, SpanRole.AGENT);
+  entry.agent = above;
+  return entry;
+}
+
+/** SAMPLED_OUT and UNMATCHED traces: what the open tool spans of `agent` map to (role TOOL, made once). */
+export function toolScopeOf(agent: SpanEntry): SpanEntry {
+  if (agent.toolScope === undefined) {
+    agent.toolScope = newEntry(agent.span!, '', undefined, SpanRole.TOOL);
+    agent.toolScope.agent = agent;
+  }
+  return agent.toolScope;
+}
+
 /** A child started under `entry`: it (and, if it was idle, what is above it) has an open descendant. */
 function childStarted(entry: SpanEntry): void {
   let at: SpanEntry | undefined = entry;

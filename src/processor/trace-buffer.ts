@@ -137,6 +137,16 @@ function refusedScopes(state: TraceState): Map<string, boolean> {
   return out;
 }
 
+/** What a held entry's role adds to its trace's counts: agents, calls, and calls with no agent above. */
+function countRole(state: TraceState, entry: SpanEntry): void {
+  const role = entry.role;
+  if (role === SpanRole.AGENT) state.agents++;
+  else if (role === SpanRole.TOOL || role === SpanRole.LLM) {
+    state.hasCalls = true;
+    if (entry.agent === undefined) state.looseCalls++;
+  }
+}
+
 /** Nearest agent above, by pointer when the parent was held at start, else by walking the held parents (late traces). */
 export function hasAgentAbove(state: TraceState, entry: SpanEntry): boolean {
   if (entry.agent !== undefined) return true;
@@ -370,13 +380,17 @@ export class TraceBuffer {
   /** Holds an admitted entry (open, unless the caller closes it at once). */
   hold(state: TraceState, entry: SpanEntry): void {
     state.openCount++;
-    if (entry.role === SpanRole.AGENT) state.agents++;
-    else if ((entry.role === SpanRole.TOOL || entry.role === SpanRole.LLM) && entry.agent === undefined)
-      state.looseCalls++;
+    countRole(state, entry);
     state.spans.set(entry.spanId, entry);
     state.held++;
     this._held++;
     state.activeEpoch = this._epoch;
+  }
+
+  /** A held ordinary entry's span ended agent-related (attributes set after its start): counted as such. */
+  setRole(state: TraceState, entry: SpanEntry, role: SpanRole): void {
+    entry.role = role;
+    countRole(state, entry);
   }
 
   /** SAMPLED_OUT traces: an agent span (held by id) is known by its object too, so ends of the others cost no lookup. */
@@ -434,7 +448,7 @@ export class TraceBuffer {
   adopt(state: TraceState, entry: SpanEntry): void {
     state.openCount++;
     state.spans.set(entry.spanId, entry);
-    if (entry.role === SpanRole.AGENT) state.agents++;
+    countRole(state, entry);
   }
 
   /** A held entry's span ended (or had ended already): the trace has one open span less. */
