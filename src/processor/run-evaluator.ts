@@ -1,7 +1,7 @@
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { ToolwatchMetrics } from '../emission/metrics.js';
 import type { Placement } from '../emission/verdict-writer.js';
-import { matchRules, runIdentity } from '../evaluation/match-rules.js';
+import { matchRules } from '../evaluation/match-rules.js';
 import { isSampled } from '../evaluation/sampling.js';
 import { findRun, runsInOrder } from '../reconstruction/run-tree.js';
 import type { AgentRun, Policy } from '../types.js';
@@ -268,12 +268,7 @@ export class RunEvaluator {
     for (const run of runsInOrder(rebuildRuns(state, this._argumentsRead).runs)) {
       if (run.end === undefined || state.evaluated.has(run.spanId)) continue;
       this._buffer.markEvaluated(state, run.spanId);
-      this._runs.skipped(
-        runIdentity(run),
-        contextOnly(state.traceId, run.spanId),
-        'span',
-        'incomplete_trace',
-      );
+      this._runs.recordIncompleteRun(run, contextOnly(state.traceId, run.spanId));
     }
   }
 

@@ -15,7 +15,7 @@ import {
   type RunEvaluation,
   skippedEvaluation,
 } from '../evaluation/evaluate-run.js';
-import { matchRules, type RunIdentity } from '../evaluation/match-rules.js';
+import { matchRules, type RunIdentity, runIdentity } from '../evaluation/match-rules.js';
 import type { AgentRun, Policy, Rule, ScorerResult, Verdict } from '../types.js';
 import { type PendingJudges, UNTRACED } from './pending-judges.js';
 import type { PolicyTraits } from './policy-traits.js';
@@ -101,9 +101,17 @@ export class RunJudge {
         'matched_after_start',
         `agent span ${span.spanContext().spanId} matched no rule when it started and matches one as it ends (attributes set later): its run gets an incomplete_trace record`,
       );
-      return this.skipped(identity, where, placement, 'incomplete_trace', rules);
+      return this._writeSkipped(identity, where, placement, 'incomplete_trace', rules);
     }
-    return this.skipped(identity, where, placement, reason, rules);
+    return this._writeSkipped(identity, where, placement, reason, rules);
+  }
+
+  /**
+   * A rebuilt run of an evicted trace that cannot be judged on what is left of it: its
+   * `incomplete_trace` record, on an `evaluate` span under `where` (its run span's context).
+   */
+  recordIncompleteRun(run: AgentRun, where: ReadableSpan): void {
+    this._writeSkipped(runIdentity(run), where, 'span', 'incomplete_trace');
   }
 
   /**
@@ -114,7 +122,7 @@ export class RunJudge {
    * goes to `onVerdict` only when asked for (`sampledOutVerdicts`). Returns the decorated view
    * for `view`.
    */
-  skipped(
+  private _writeSkipped(
     identity: RunIdentity,
     span: ReadableSpan,
     placement: Placement,
