@@ -186,10 +186,9 @@ export class FollowedTraces {
     // (span limits: counted then) have nothing to do now.
     const held = this._buffer.unfollow(state, span);
     if (held === undefined) {
-      const flags = state.refused.size === 0 ? undefined : state.refused.get(spanId);
+      const flags = this._buffer.refusedEnded(state, spanId);
       if (flags === undefined) return NOTHING;
       // An agent span refused at its start (span limits): its run's record all the same.
-      state.refused.delete(spanId);
       this._buffer.touch(state);
       return this._record(state, (flags & REFUSED_NESTED) !== 0);
     }

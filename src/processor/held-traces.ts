@@ -125,7 +125,7 @@ export class HeldTraces {
           : spanRole(span.name, span.attributes);
         // Refused when it started (counted then): never held.
         if (startedSince(span, state.since)) {
-          const nested = refusedNested(state, span, spanId);
+          const nested = this._refusedNested(state, span, spanId);
           return role === SpanRole.AGENT ? this._incomplete(state, spanId, nested) : NOTHING;
         }
       }
@@ -139,7 +139,7 @@ export class HeldTraces {
       buffer.setRole(state, entry, lateSpanRole(span.name, span.attributes));
     }
     entry.span = span;
-    if (state.awaiting.size > 0) state.awaiting.delete(spanId);
+    buffer.parentEnded(state, spanId);
     let leaf = entry.role === SpanRole.NONE && !entry.needed;
     if (!leaf && entry.role !== SpanRole.AGENT) {
       // Converted now and the span let go: held until the run ends, the SDK's span (and all
@@ -179,6 +179,13 @@ export class HeldTraces {
   private _incomplete(state: TraceState, spanId: string, nested: boolean): SpanEnd {
     this._buffer.markEvaluated(state, spanId);
     return recordSkipped('incomplete_trace', nested);
+  }
+
+  /** Whether a refused span has an agent above it (remembered at its start, and forgotten now it ends), else what the held spans say. */
+  private _refusedNested(state: TraceState, span: ReadableSpan, spanId: string): boolean {
+    const flags = this._buffer.refusedEnded(state, spanId);
+    if (flags === undefined) return parentHasAgent(state, parentIdOf(span));
+    return (flags & REFUSED_NESTED) !== 0;
   }
 
   /**
@@ -429,14 +436,6 @@ function agentAbove(state: TraceState, parentId: string, parentContext: Context)
     id = candidate === undefined ? undefined : parentIdOf(candidate);
   }
   return false;
-}
-
-/** Whether a refused span has an agent above it (remembered at its start, and forgotten now it ends), else what the held spans say. */
-function refusedNested(state: TraceState, span: ReadableSpan, spanId: string): boolean {
-  const flags = state.refused.get(spanId);
-  if (flags === undefined) return parentHasAgent(state, parentIdOf(span));
-  state.refused.delete(spanId);
-  return (flags & REFUSED_NESTED) !== 0;
 }
 
 /**

@@ -377,6 +377,14 @@ export class TraceBuffer {
     if (state.refused.size < MAX_REFUSED) state.refused.set(spanId, flags);
   }
 
+  /** A span refused at its start ends: what was remembered of it (undefined: nothing), forgotten now. */
+  refusedEnded(state: TraceState, spanId: string): number | undefined {
+    if (state.refused.size === 0) return undefined;
+    const flags = state.refused.get(spanId);
+    if (flags !== undefined) state.refused.delete(spanId);
+    return flags;
+  }
+
   /** Holds an admitted entry (open, unless the caller closes it at once). */
   hold(state: TraceState, entry: SpanEntry): void {
     state.openCount++;
@@ -478,6 +486,11 @@ export class TraceBuffer {
   awaitParent(state: TraceState, parentId: string): void {
     if (state.awaiting === NO_SPANS) state.awaiting = new Set();
     state.awaiting.add(parentId);
+  }
+
+  /** A span the trace waited for (see `awaitParent`) ended, and is held. */
+  parentEnded(state: TraceState, spanId: string): void {
+    if (state.awaiting.size > 0) state.awaiting.delete(spanId);
   }
 
   /** The run of `spanId` has had its turn (judged, recorded, or waiting for late spans). */

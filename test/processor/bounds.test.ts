@@ -359,6 +359,43 @@ describe('bound 3: an evicted trace is never re-created', () => {
     await p.provider.shutdown();
   });
 
+  it('lets the remains of a trace cut by span limits expire once its refused agent span has ended', async () => {
+    vi.useFakeTimers();
+    const m = createMetrics();
+    const verdicts: Verdict[] = [];
+    const p = pipeline({
+      policy: policyOf([{ match: { rootOnly: false }, scorers: [fakeScorer()] }]),
+      meterProvider: m.meterProvider,
+      maxSpansPerTrace: 1,
+      traceTtlMs: 1000,
+      onVerdict: (v) => verdicts.push(v),
+    });
+    const root = startAgent(p.tracer, 'root');
+    // Over maxSpansPerTrace: refused, and remembered only while it is open.
+    const refused = startAgent(p.tracer, 'refused', root);
+    refused.end();
+    root.end();
+    expect(verdicts.map((v) => [v.agent, v.results.map((r) => r.reason)])).toEqual([
+      ['refused', ['incomplete_trace']],
+      ['root', ['incomplete_trace']],
+    ]);
+    // Nothing of the trace is open: quiet for ten times traceTtlMs, its remains expire like a
+    // trace, and a span of it that starts later is followed afresh, not refused as evicted.
+    await vi.advanceTimersByTimeAsync(10_000);
+    vi.useRealTimers();
+    const later = startAgent(p.tracer, 'later', root);
+    later.end();
+    // Judged on its own spans: a verdict, not a record.
+    expect(verdicts.at(-1)!.agent).toBe('later');
+    expect(verdicts.at(-1)!.results.map((r) => r.label)).not.toContain('skipped');
+    const metrics = await m.collect();
+    expect(
+      pointValue(metrics.get('toolwatch.processor.spans_dropped'), { reason: 'evicted_trace' }),
+    ).toBeUndefined();
+    await p.provider.shutdown();
+    await m.shutdown();
+  });
+
   it('does not evict an active trace when the wall clock jumps past traceTtlMs', async () => {
     vi.useFakeTimers();
     const verdicts: Verdict[] = [];
