@@ -122,36 +122,52 @@ function collect(
 ): SpanLike[] {
   let previous = Number.NEGATIVE_INFINITY;
   for (const entry of state.spans.values()) {
-    if (entry.role === SpanRole.NONE && !entry.needed) continue;
-    // Open ancestors place the run (nested or not); open descendants are incomplete calls.
-    let like: SpanLike;
-    // Open entries and agent entries keep their span; the others were converted as they ended
-    // (one whose end is being handled is converted and let go while still open: a trace
-    // evicted at that moment, over `maxBufferedBytes`, is rebuilt with it so).
-    if (entry.open && entry.span !== undefined) like = spanLikeOf(entry, entry.span, false);
-    else {
-      // Built once, after the span ended (its data is final then).
-      entry.like ??= spanLikeOf(entry, entry.span!, true);
-      like = entry.like;
-      // Arguments, results and model outputs are parsed once, at the first rebuild (tool
-      // arguments and results only if a scorer reads them, see `reconstructTrace`).
-      if (entry.reading === undefined && entry.role !== SpanRole.NONE)
-        entry.reading = readAhead(like, deferToolValues);
-    }
+    if (!rebuildNeeds(entry)) continue;
+    const like = heldView(entry, deferToolValues);
     // Spans tracked from their start sit in the map in start order: a tie on the clock is
     // broken the way the application ran them.
-    if (!entry.outOfOrder) {
-      if (like.startTime <= previous) {
-        const shift = previous + 0.001 - like.startTime;
-        like.startTime += shift;
-        if (like.endTime !== undefined) like.endTime += shift;
-      }
-      previous = like.startTime;
-    }
+    if (!entry.outOfOrder) previous = breakTie(like, previous);
     spans.push(like);
     readings.push(entry.open ? undefined : entry.reading);
   }
   return spans;
+}
+
+/** Whether reconstruction reads the held entry: agent-related spans, and the ordinary spans linking them. */
+export function rebuildNeeds(entry: SpanEntry): boolean {
+  return entry.role !== SpanRole.NONE || entry.needed;
+}
+
+/**
+ * The held entry as reconstruction reads it. Open ancestors place the run (nested or not);
+ * open descendants are incomplete calls.
+ */
+export function heldView(entry: SpanEntry, deferToolValues: boolean): SpanLike {
+  // Open entries and agent entries keep their span; the others were converted as they ended
+  // (one whose end is being handled is converted and let go while still open: a trace
+  // evicted at that moment, over `maxBufferedBytes`, is rebuilt with it so).
+  if (entry.open && entry.span !== undefined) return spanLikeOf(entry, entry.span, false);
+  // Built once, after the span ended (its data is final then).
+  entry.like ??= spanLikeOf(entry, entry.span!, true);
+  const like = entry.like;
+  // Arguments, results and model outputs are parsed once, at the first rebuild (tool
+  // arguments and results only if a scorer reads them, see `reconstructTrace`).
+  if (entry.reading === undefined && entry.role !== SpanRole.NONE)
+    entry.reading = readAhead(like, deferToolValues);
+  return like;
+}
+
+/**
+ * A span that starts no later than the one before it in start order is moved just after it
+ * (the application ran them in that order); returns its start, the next one's `previous`.
+ */
+export function breakTie(like: SpanLike, previous: number): number {
+  if (like.startTime <= previous) {
+    const shift = previous + 0.001 - like.startTime;
+    like.startTime += shift;
+    if (like.endTime !== undefined) like.endTime += shift;
+  }
+  return like.startTime;
 }
 
 /**

@@ -6,6 +6,7 @@ import { isSampled } from '../evaluation/sampling.js';
 import { findRun, runsInOrder } from '../reconstruction/run-tree.js';
 import type { AgentRun, Policy } from '../types.js';
 import type { LiveChecks } from './live-checks.js';
+import { NestedRuns } from './nested-runs.js';
 import type { PendingJudges } from './pending-judges.js';
 import type { PolicyTraits } from './policy-traits.js';
 import type { ProblemLog } from './problem-log.js';
@@ -46,6 +47,7 @@ export class RunEvaluator {
   private readonly _rulesReadAttributes: boolean;
   private readonly _sampledOutFastPath: boolean;
   private readonly _argumentsRead: ReadonlySet<string> | undefined;
+  private readonly _nested = new NestedRuns();
 
   constructor(options: RunEvaluatorOptions) {
     this._policy = options.policy;
@@ -126,11 +128,13 @@ export class RunEvaluator {
         return undefined;
       }
     }
-    const reconstructed = rebuildRuns(state, this._argumentsRead);
+    // A nested run from its own subtree when that reads as the whole trace would (see `NestedRuns`).
+    const own = nested ? this._nested.rebuild(state, entry, this._argumentsRead) : undefined;
+    const reconstructed = own ?? rebuildRuns(state, this._argumentsRead);
     for (const problem of reconstructed.problems) {
       this._problems.report(`reconstruction_${problem.code}`, `trace ${state.traceId}: ${problem.message}`);
     }
-    const run = findRun(reconstructed.runs, spanId);
+    const run = own !== undefined ? own.runs[0] : findRun(reconstructed.runs, spanId);
     let view: ReadableSpan | undefined;
     if (run !== undefined) view = this._judgeRun(state, run, span, placement, single);
     if (!nested) {
@@ -174,12 +178,18 @@ export class RunEvaluator {
         this._metrics.recordToolExecution(execution.name, execution.status, run.agent);
       return;
     }
-    for (const member of runsInOrder([run])) {
+    // Nested runs counted with a run judged before (taken as they were into this one) are not walked again.
+    const stack = [run];
+    while (stack.length > 0) {
+      const member = stack.pop()!;
+      if (this._nested.counted(member)) continue;
       for (const execution of member.executions) {
         if (this._buffer.counted(state, execution.spanId)) continue;
         this._metrics.recordToolExecution(execution.name, execution.status, member.agent);
       }
+      for (const child of member.children) stack.push(child);
     }
+    this._nested.markCounted(run);
   }
 
   waitForLateSpans(state: TraceState, entry: SpanEntry, span: ReadableSpan): void {

@@ -17,6 +17,13 @@ export interface SpanEntry extends LiveScope {
   parentId: string | undefined;
   /** The parent's entry when it was held as this span started: links are pointers, not lookups. */
   parent: SpanEntry | undefined;
+  /**
+   * The held entries linked below this one (`linkEntry`), in no particular order (undefined
+   * while there are none): a nested run is rebuilt from its own subtree, found through them.
+   */
+  children: SpanEntry[] | undefined;
+  /** Its place in its parent's `children`, or -1 (not listed there). */
+  childIndex: number;
   /** The nearest agent span above this one, when known at start. */
   agent: SpanEntry | undefined;
   role: SpanRole;
@@ -64,6 +71,8 @@ export function newEntry(
     spanId,
     parentId,
     parent: undefined,
+    children: undefined,
+    childIndex: -1,
     agent: undefined,
     role,
     open: true,
@@ -87,9 +96,25 @@ export function newEntry(
  */
 export function linkEntry(entry: SpanEntry, parent: SpanEntry): void {
   entry.parent = parent;
+  if (parent.children === undefined) parent.children = [];
+  entry.childIndex = parent.children.length;
+  parent.children.push(entry);
   entry.agent = parent.role === SpanRole.AGENT ? parent : parent.agent;
   parent.hasHeldChild = true;
   if (entry.open) childStarted(parent);
+}
+
+/** A let-go entry leaves its parent's `children`, in O(1) (the last child takes its place). */
+export function unlinkEntry(entry: SpanEntry): void {
+  const siblings = entry.parent?.children;
+  const at = entry.childIndex;
+  if (siblings === undefined || at < 0 || siblings[at] !== entry) return;
+  const last = siblings.pop()!;
+  if (last !== entry) {
+    siblings[at] = last;
+    last.childIndex = at;
+  }
+  entry.childIndex = -1;
 }
 
 /**

@@ -3,7 +3,7 @@ import { SpanRole } from '../conventions/span-role.js';
 import type { ToolwatchMetrics } from '../emission/metrics.js';
 import { ATTR_OPENINFERENCE_SPAN_KIND } from '../semconv.js';
 import type { ProblemLog } from './problem-log.js';
-import { entryClosed, NO_SCOPE, type SpanEntry } from './span-entry.js';
+import { entryClosed, NO_SCOPE, type SpanEntry, unlinkEntry } from './span-entry.js';
 import { MAX_SCOPES, Tombstone } from './tombstone.js';
 
 /** How much a trace costs to follow. */
@@ -57,6 +57,12 @@ export interface TraceState {
   hasCalls: boolean;
   /** The trace was first recognised when one of its spans ended (no agent-related span was known at start). */
   seenLate: boolean;
+  /**
+   * A span was held under a parent that had already ended (agno keeps a member's context
+   * current after it returns): a run judged before may lose spans to the run around it, so
+   * nested runs are rebuilt from the whole trace from then on.
+   */
+  grafted: boolean;
   /**
    * Some of the trace's spans were refused (span limits): its runs would be judged on partial
    * data, so they get `skipped: incomplete_trace` records instead of verdicts.
@@ -263,6 +269,7 @@ export class TraceBuffer {
       since: performance.now(),
       hasCalls: false,
       seenLate,
+      grafted: false,
       incomplete: false,
       evaluated: NO_SPANS,
       counted: NO_SPANS,
@@ -343,6 +350,7 @@ export class TraceBuffer {
     }
     for (const [entry, doomed] of inRun) {
       if (!doomed || entry.open || !state.spans.delete(entry.spanId)) continue;
+      unlinkEntry(entry);
       state.held--;
       this._held--;
       state.bytes -= entry.bytes;
@@ -390,6 +398,7 @@ export class TraceBuffer {
     state.openCount++;
     countRole(state, entry);
     state.spans.set(entry.spanId, entry);
+    if (entry.parent !== undefined && !entry.parent.open) state.grafted = true;
     state.held++;
     this._held++;
     state.activeEpoch = this._epoch;
@@ -456,6 +465,7 @@ export class TraceBuffer {
   adopt(state: TraceState, entry: SpanEntry): void {
     state.openCount++;
     state.spans.set(entry.spanId, entry);
+    if (entry.parent !== undefined && !entry.parent.open) state.grafted = true;
     countRole(state, entry);
   }
 
@@ -468,7 +478,9 @@ export class TraceBuffer {
 
   /** Lets go of one entry (a leaf that reconstruction will not need). */
   forget(state: TraceState, spanId: string): void {
-    if (state.spans.delete(spanId)) {
+    const entry = state.spans.get(spanId);
+    if (entry !== undefined && state.spans.delete(spanId)) {
+      unlinkEntry(entry);
       state.held--;
       this._held--;
     }

@@ -35,6 +35,7 @@ export function assignRuns(
   traceId: string,
   log: ProblemLog,
   argsRead?: ReadonlySet<string>,
+  prebuilt?: ReadonlyMap<string, AgentRun>,
 ): AssignedRuns {
   const n = nodes.length;
   const { order, visited, history, runAgent, toolBetween, implicit } = walk;
@@ -74,6 +75,20 @@ export function assignRuns(
       cand = -1;
     const parentState = cand === -1 ? undefined : stateOf[cand];
     let own = parentState;
+    const built = isRun && prebuilt !== undefined ? prebuilt.get(node.id) : undefined;
+    if (built !== undefined) {
+      // A run rebuilt before from its own subtree (not among the nodes): it joins as it is.
+      parentRun[i] = cand;
+      ctxRun[i] = i;
+      if (parentState) {
+        built.parent = parentState.run;
+        parentState.run.children.push(built);
+      } else {
+        delete built.parent;
+        topLevel.push(built);
+      }
+      continue;
+    }
     if (isRun) {
       parentRun[i] = cand;
       ctxRun[i] = i;

@@ -39,11 +39,17 @@ export function reconstructTraces(spans: SpanLike[]): ReconstructedTrace[] {
  * a `result`. With `argsRead`, agents' own input and output are not read either (`AgentRun.input`
  * and `output` stay unset: only judges and case matching read them, and judges declare no
  * `argsRead`). Without readings, every value is read.
+ *
+ * `prebuilt`: runs already rebuilt from their own subtrees, by span id. A run span among
+ * `spans` with one (its subtree left out of `spans`) joins as that run, under the run that
+ * owns its span, and is not rebuilt nor walked again (the processor judges a nested run from
+ * its own spans and the runs below it so).
  */
 export function reconstructTrace(
   spans: SpanLike[],
   readings?: ReadonlyArray<SpanReading | undefined>,
   argsRead?: ReadonlySet<string>,
+  prebuilt?: ReadonlyMap<string, AgentRun>,
 ): ReconstructedTrace {
   // 1-3. Index spans, link parents, break cycles (`readings[i]`, from `readAhead`, spares re-reading `spans[i]`).
   const { traceId, log, nodes } = indexSpans(spans, readings);
@@ -53,7 +59,7 @@ export function reconstructTrace(
   // 5-6. Order children; walk the tree once for history, agents and implicit-run anchors.
   const walk = walkTree(nodes);
   // 7. Runs, and what each span contributes to the run that owns it.
-  const { states, topLevel } = assignRuns(nodes, walk, traceId, log, argsRead);
+  const { states, topLevel } = assignRuns(nodes, walk, traceId, log, argsRead, prebuilt);
   if (argsRead !== undefined && carriesMessages(states)) for (const st of states) settleExecutions(st);
   // 8. Handoffs and team members: a run naming its source by graph.node.parent_id is its child.
   reparentHandoffs(states, topLevel);
@@ -73,7 +79,7 @@ export function reconstructTrace(
     st.run.hasErrorSpan = st.ownError;
     if (st.run.children.length > 0) nested = true;
   }
-  if (nested) orderNestedRuns(topLevel);
+  if (nested) orderNestedRuns(topLevel, prebuilt);
 
   return { traceId, runs: topLevel, problems: log.problems };
 }
@@ -85,15 +91,18 @@ function carriesMessages(states: RunState[]): boolean {
   return false;
 }
 
-/** Sorts nested runs and marks a run `hasErrorSpan` when one of its nested runs has it. */
-function orderNestedRuns(topLevel: AgentRun[]): void {
+/**
+ * Sorts nested runs and marks a run `hasErrorSpan` when one of its nested runs has it. Runs
+ * `prebuilt` are final already: their subtrees are not walked again.
+ */
+function orderNestedRuns(topLevel: AgentRun[], prebuilt: ReadonlyMap<string, AgentRun> | undefined): void {
   const all: AgentRun[] = [];
   const stack = [...topLevel];
   while (stack.length > 0) {
     const run = stack.pop()!;
     all.push(run);
     if (run.children.length > 1) sortIfNeeded(run.children, byRunStart);
-    for (const c of run.children) stack.push(c);
+    for (const c of run.children) if (prebuilt === undefined || prebuilt.get(c.spanId) !== c) stack.push(c);
   }
   // Every run is reachable from the top level (handoffs never move a run under its own member),
   // and children come after their parent in `all`.

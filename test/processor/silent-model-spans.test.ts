@@ -8,24 +8,14 @@
  */
 import type { Span, Tracer } from '@opentelemetry/api';
 import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  type ReadableSpan,
-  SimpleSpanProcessor,
-} from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import { isSilentModelSpan } from '../../src/conventions/silent-model-span.js';
-import { evaluateTraces } from '../../src/evaluation/evaluate-traces.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
-import {
-  ToolwatchSpanProcessor,
-  type ToolwatchSpanProcessorOptions,
-} from '../../src/processor/toolwatch-span-processor.js';
+import type { ToolwatchSpanProcessorOptions } from '../../src/processor/toolwatch-span-processor.js';
 import { reliability } from '../../src/scorers/reliability.js';
 import { toolOrder } from '../../src/scorers/tool-order.js';
 import type { SpanLike, SyncScorer, Verdict } from '../../src/types.js';
-import { spansToOtlpJson } from '../interop/harness/spans-to-otlp-json.js';
+import { liveAndOffline as liveAndOfflineUnder } from './live-and-offline.js';
 
 /**
  * What reconstruction made of the run, as a result's detail: each call's status (a request that
@@ -118,27 +108,11 @@ function tool(tracer: Tracer, parent: Span, name: string): void {
     .end();
 }
 
-async function liveAndOffline(
+/** The processor's verdicts and offline evaluation's under `POLICY`. */
+const liveAndOffline = (
   program: (tracer: Tracer) => void,
   options: Partial<ToolwatchSpanProcessorOptions> = {},
-): Promise<{ live: Verdict[]; offline: Verdict[]; spans: ReadableSpan[] }> {
-  const exporter = new InMemorySpanExporter();
-  const live: Verdict[] = [];
-  const processor = new ToolwatchSpanProcessor({
-    ...options,
-    policy: POLICY,
-    onVerdict: (v) => live.push(v),
-  });
-  const provider = new BasicTracerProvider({
-    spanProcessors: [processor, new SimpleSpanProcessor(exporter)],
-  });
-  program(provider.getTracer('test'));
-  await processor.forceFlush();
-  const spans = [...exporter.getFinishedSpans()];
-  await provider.shutdown();
-  const offline = await evaluateTraces(spansToOtlpJson(spans), POLICY);
-  return { live, offline, spans };
-}
+) => liveAndOfflineUnder(POLICY, program, options);
 
 const labels = (verdicts: Verdict[]) => verdicts.map((v) => v.results.map((r) => `${r.scorer}:${r.label}`));
 const shapeOf = (verdicts: Verdict[]) => verdicts[0]?.results.find((r) => r.kind === 'run_shape')?.detail;
