@@ -105,10 +105,7 @@ export const KEYS: readonly string[] = [
     Object.entries(semconv)
       .filter(([name, value]) => name.startsWith('ATTR_') && typeof value === 'string')
       .map(([, value]) => value as string)
-      .filter((key) => !key.startsWith('toolwatch.evaluation.') && key !== semconv.ATTR_TOOLWATCH_KEEP)
-      // The guard's decision is toolwatch's own writing too (test/guard covers hostile values of it);
-      // left out, the seeded programs stay the ones the suite has always run.
-      .filter((key) => !key.startsWith('toolwatch.guard.')),
+      .filter((key) => !key.startsWith('toolwatch.evaluation.') && key !== semconv.ATTR_TOOLWATCH_KEEP),
   ),
 ];
 

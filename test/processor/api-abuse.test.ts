@@ -33,6 +33,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { classify } from '../../src/conventions/classify.js';
 import { fromReadableSpan } from '../../src/conventions/from-readable-span.js';
+import { readTrue } from '../../src/conventions/read-values.js';
 import { SpanRole, spanRole } from '../../src/conventions/span-role.js';
 import {
   ToolwatchSpanProcessor,
@@ -42,9 +43,11 @@ import { reliability } from '../../src/scorers/reliability.js';
 import { toolCalls } from '../../src/scorers/tool-calls.js';
 import { toolOrder } from '../../src/scorers/tool-order.js';
 import { trajectory } from '../../src/scorers/trajectory.js';
+import { ATTR_TOOLWATCH_FROM_HISTORY } from '../../src/semconv.js';
 import type { Rule, Scorer, ScorerResult, SpanLike, Verdict } from '../../src/types.js';
 import { runSteps, SHAPES, type Step, step } from '../helpers/api-abuse.js';
 import { createMetrics, policyOf } from './harness.js';
+import { liveAndOffline } from './live-and-offline.js';
 import { startAgent } from './tracing.js';
 
 const RULE = 'toolwatch.evaluation.rule';
@@ -253,6 +256,8 @@ const seen = {
   dropping: 0,
   /** Agent spans to the hot path that reconstruction does not take for agents (see 3b). */
   disagreements: 0,
+  /** Agent spans that replay history (flagged, or below a flagged span): no runs (see 3b). */
+  history: 0,
 };
 
 /** Runs one program under one configuration; returns every violation found (none: the program held). */
@@ -406,6 +411,10 @@ async function check(config: Configuration, steps: readonly Step[]): Promise<str
     // its end: a span mixing conventions (an OpenInference agent span renamed `ai.toolCall`)
     // can be an agent to the hot path and a tool to reconstruction, and then offline
     // evaluation gives it no record either. Such spans are counted in `seen.disagreements`.
+    // Nor is a span that replays history (`toolwatch.from_history`, on it or a span above it,
+    // as it ended) a run: history never counts (docs/semantics.md), live or offline, and it
+    // gets no record either (counted in `seen.history`).
+    const byId = new Map(spans.map((span) => [span.spanContext().spanId, span as unknown as ReadableSpan]));
     for (const rule of config.rules
       .map((i) => RULE_NAMES[i])
       .filter((r) => r === 'every' || r === 'custom')) {
@@ -416,6 +425,10 @@ async function check(config: Configuration, steps: readonly Step[]): Promise<str
         if (!endedBeforeShutdown.has(span) || !isAgent(shape.name, shape.attributes)) return;
         if (!isAgent(readable.name, readable.attributes)) {
           if (spanRole(readable.name, readable.attributes) === SpanRole.AGENT) seen.disagreements++;
+          return;
+        }
+        if (replaysHistory(readable, byId)) {
+          seen.history++;
           return;
         }
         const id = span.spanContext().spanId;
@@ -452,6 +465,19 @@ async function check(config: Configuration, steps: readonly Step[]): Promise<str
     await metrics.shutdown();
   }
   return violations;
+}
+
+/** The span, or one above it among the program's spans, is flagged as replaying history. */
+function replaysHistory(span: ReadableSpan, byId: ReadonlyMap<string, ReadableSpan>): boolean {
+  const seenIds = new Set<string>();
+  for (let at: ReadableSpan | undefined = span; at !== undefined; ) {
+    if (readTrue(at.attributes[ATTR_TOOLWATCH_FROM_HISTORY])) return true;
+    const parentId = at.parentSpanContext?.spanId;
+    if (parentId === undefined || seenIds.has(parentId)) return false;
+    seenIds.add(parentId);
+    at = byId.get(parentId);
+  }
+  return false;
 }
 
 /** Both the hot path and reconstruction take the span for an agent. */
@@ -515,6 +541,22 @@ describe('the processor under hostile API use', () => {
 });
 
 describe('reduced from failing programs', () => {
+  it('gives no record to an agent span flagged as replaying history, as offline evaluation gives none', async () => {
+    // Found as: start agent "support"; set toolwatch.from_history=true on it; end it. Under a
+    // rule for every agent run the oracle wanted a record; but a span replaying history is no
+    // run of this trace (docs/semantics.md: history never counts), live or offline.
+    const policy = policyOf([{ name: 'custom', match: { rootOnly: false }, scorers: [trajectory({})] }]);
+    const { live, offline } = await liveAndOffline(policy, (tracer) => {
+      const replayed = startAgent(tracer, 'support');
+      replayed.setAttribute(ATTR_TOOLWATCH_FROM_HISTORY, true);
+      replayed.end();
+      const member = startAgent(tracer, 'support');
+      member.end();
+    });
+    expect(offline.map((v) => v.agent)).toEqual(['support']);
+    expect(live).toEqual(offline);
+  });
+
   it('exports the verdict of a run whose wait for late spans ended in the tick the provider shuts down in', async () => {
     // Found as: start agent a; start agent b under a; end a (it waits for b); end b; shutdown().
     // b's end queued a's judging on a microtask and the trace was released meanwhile, so
