@@ -44,10 +44,14 @@ export class NestedRuns {
   ): ReconstructedTrace | undefined {
     const enclosing = entry.agent;
     if (state.seenLate || state.grafted || enclosing === undefined || enclosing.span === undefined) return;
+    // Rebuilt already, with the run around it judged first (its span ended while this run
+    // waited to be judged): its subtree has not changed since.
+    const ready = this._built.get(entry);
+    if (ready !== undefined) return { traceId: state.traceId, runs: [ready], problems: [] };
     if (!this._plainFrom(state, entry.parent)) return;
     const region = this._region(entry);
     if (region === undefined) return;
-    const { entries, prebuilt } = region;
+    const { entries, prebuilt, final, whole } = region;
     const deferToolValues = argumentsRead !== undefined;
     const spans: SpanLike[] = new Array(entries.length);
     for (let k = 0; k < entries.length; k++) spans[k] = heldView(entries[k]!, deferToolValues);
@@ -69,7 +73,11 @@ export class NestedRuns {
     const run = rebuilt.runs.length === 1 ? rebuilt.runs[0]! : undefined;
     if (run === undefined || run.spanId !== entry.spanId || historyFromInputs(run, prebuilt)) return;
     run.parent = enclosingRun(state.traceId, enclosing, run);
-    this._built.set(entry, run);
+    // Kept for the run around it only when no run below will be rebuilt afresh (one still open
+    // would be held twice: here and as its own); the runs below rebuilt now, whose subtrees
+    // are final, are kept for their own turn.
+    if (whole) this._built.set(entry, run);
+    if (final !== undefined) keepFinal(run, prebuilt, final, this._built);
     return {
       traceId: rebuilt.traceId,
       runs: rebuilt.runs,
@@ -92,11 +100,20 @@ export class NestedRuns {
    * already rebuilt below it standing for their own subtrees; undefined when the subtree
    * cannot be read alone.
    */
-  private _region(
-    root: SpanEntry,
-  ): { entries: SpanEntry[]; prebuilt: Map<string, AgentRun> | undefined } | undefined {
+  private _region(root: SpanEntry):
+    | {
+        entries: SpanEntry[];
+        prebuilt: Map<string, AgentRun> | undefined;
+        final: Map<string, SpanEntry> | undefined;
+        whole: boolean;
+      }
+    | undefined {
     const entries: SpanEntry[] = [];
     let prebuilt: Map<string, AgentRun> | undefined;
+    // Agents below not rebuilt yet whose subtrees have ended (waiting for their turn), by span id.
+    let final: Map<string, SpanEntry> | undefined;
+    // Every agent below was rebuilt before, or is final.
+    let whole = true;
     const stack: SpanEntry[] = [root];
     while (stack.length > 0) {
       const entry = stack.pop()!;
@@ -112,10 +129,17 @@ export class NestedRuns {
         prebuilt.set(entry.spanId, built);
         continue;
       }
+      if (entry !== root && entry.role === SpanRole.AGENT) {
+        if (entry.open || entry.activeChildren > 0) whole = false;
+        else {
+          final ??= new Map();
+          final.set(entry.spanId, entry);
+        }
+      }
       const children = entry.children;
       if (children !== undefined) for (const child of children) stack.push(child);
     }
-    return { entries, prebuilt };
+    return { entries, prebuilt, final, whole };
   }
 
   /**
@@ -178,6 +202,23 @@ function historyFromInputs(run: AgentRun, prebuilt: ReadonlyMap<string, AgentRun
       if (prebuilt === undefined || prebuilt.get(child.spanId) !== child) stack.push(child);
   }
   return false;
+}
+
+/** Keeps, for their own turn, the runs rebuilt afresh below `run` whose subtrees are final. */
+function keepFinal(
+  run: AgentRun,
+  prebuilt: ReadonlyMap<string, AgentRun> | undefined,
+  final: ReadonlyMap<string, SpanEntry>,
+  built: WeakMap<SpanEntry, AgentRun>,
+): void {
+  const stack = [...run.children];
+  while (stack.length > 0) {
+    const at = stack.pop()!;
+    if (prebuilt !== undefined && prebuilt.get(at.spanId) === at) continue;
+    const entry = final.get(at.spanId);
+    if (entry !== undefined) built.set(entry, at);
+    for (const child of at.children) stack.push(child);
+  }
 }
 
 /**

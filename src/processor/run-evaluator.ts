@@ -12,7 +12,7 @@ import type { PolicyTraits } from './policy-traits.js';
 import type { ProblemLog } from './problem-log.js';
 import { announcedRuleMatches, rebuildRuns, spanIdentity } from './run-builder.js';
 import type { RunJudge } from './run-judge.js';
-import { contextOnly } from './sdk-span.js';
+import { contextOnly, parentIdOf } from './sdk-span.js';
 import type { SpanEnd } from './span-end.js';
 import type { SpanEntry } from './span-entry.js';
 import { hasAgentAbove, type LateRun, type TraceBuffer, type TraceState } from './trace-buffer.js';
@@ -91,7 +91,7 @@ export class RunEvaluator {
         break;
     }
     if (state !== undefined) {
-      if (state.late.size > 0) this.checkLateRuns(state);
+      if (state.late.size > 0) this.checkLateRuns(state, span);
       this._buffer.releaseIfIdle(state);
     }
     return view;
@@ -212,10 +212,24 @@ export class RunEvaluator {
     this._judges.track(done);
   }
 
-  checkLateRuns(state: TraceState): void {
-    for (const late of state.late.values()) {
-      if (late.entry.activeChildren === 0) this.finishLate(state, late, false);
+  /**
+   * Queues the waiting runs whose descendants have all ended now that `ended` has: the runs
+   * on its way up whose subtrees closed with it, innermost first, so a run nested in another
+   * is judged before it and the run around takes it as built (see `NestedRuns`) rather than
+   * rebuilding it. No scan of every waiting run: a chain whose spans end outermost first
+   * costs time linear in its depth. (The ended span itself, if held, is not ready: it was
+   * judged, or waits for its own open descendants.)
+   */
+  checkLateRuns(state: TraceState, ended: ReadableSpan): void {
+    const parentId = parentIdOf(ended);
+    const ready: LateRun[] = [];
+    let at = parentId === undefined ? undefined : state.spans.get(parentId);
+    for (; at !== undefined; at = at.parent) {
+      if (at.open || at.activeChildren > 0) break;
+      const late = state.late.get(at.spanId);
+      if (late !== undefined) ready.push(late);
     }
+    for (const late of ready) this.finishLate(state, late, false);
   }
 
   /**
