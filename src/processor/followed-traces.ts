@@ -11,13 +11,8 @@ import { announcedRuleMatches, spanIdentity } from './run-builder.js';
 import { parentIdOf, parentSpanOf } from './sdk-span.js';
 import { NOTHING, recordSkipped, type SpanEnd } from './span-end.js';
 import { followedAgent, NO_SCOPE, type SpanEntry, toolScopeOf } from './span-entry.js';
-import {
-  REFUSED_AGENT,
-  REFUSED_NESTED,
-  type TraceBuffer,
-  TraceMode,
-  type TraceState,
-} from './trace-buffer.js';
+import type { TraceBuffer } from './trace-buffer.js';
+import { REFUSED_AGENT, REFUSED_NESTED, TraceMode, type TraceState } from './trace-state.js';
 
 export interface FollowedTracesOptions {
   policy: Policy;
@@ -70,8 +65,7 @@ export class FollowedTraces {
       // Refused (span limits, counted): an agent span is remembered by id while it is open, so
       // that its end still gives its run the record it is due.
       if (role === SpanRole.AGENT)
-        this._buffer.refuse(
-          state,
+        state.refuse(
           spanId,
           REFUSED_AGENT | (above !== undefined && above !== NO_SCOPE ? REFUSED_NESTED : 0),
         );
@@ -135,8 +129,7 @@ export class FollowedTraces {
     if (role === SpanRole.AGENT) {
       const entry = followedAgent(span, spanId, parentIdOf(span), scope === NO_SCOPE ? undefined : scope);
       this._buffer.hold(state, entry);
-      this._buffer.follow(state, span, entry);
-      state.lastAgent = entry;
+      state.followAgent(span, entry);
     } else if (role === SpanRole.TOOL && scope !== NO_SCOPE) {
       this._buffer.holdScope(state, span, toolScopeOf(scope));
       if (this._live.enabled) this._live.toolStarted(state.traceId, scope, span, spanId);
@@ -184,9 +177,9 @@ export class FollowedTraces {
   ending(state: TraceState, span: ReadableSpan, spanId: string): SpanEnd {
     // Ordinary spans (not followed out of the sample) and spans refused when they started
     // (span limits: counted then) have nothing to do now.
-    const held = this._buffer.unfollow(state, span);
+    const held = state.unfollow(span);
     if (held === undefined) {
-      const flags = this._buffer.refusedEnded(state, spanId);
+      const flags = state.refusedEnded(spanId);
       if (flags === undefined) return NOTHING;
       // An agent span refused at its start (span limits): its run's record all the same.
       this._buffer.touch(state);
@@ -195,13 +188,9 @@ export class FollowedTraces {
     let next = NOTHING;
     const isAgent = held.spanId === spanId && held !== NO_SCOPE;
     if (isAgent) {
-      this._buffer.close(state, held);
+      state.close(held);
       // The agent that started before this one and is still open takes its place.
-      if (state.lastAgent === held) {
-        let above = held.agent;
-        while (above !== undefined && !above.open) above = above.agent;
-        state.lastAgent = above;
-      }
+      state.followedAgentEnded(held);
       next = this._record(state, held.agent !== undefined);
       this._buffer.forget(state, spanId);
     } else {

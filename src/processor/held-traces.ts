@@ -10,14 +10,14 @@ import { spanLikeOf } from './run-builder.js';
 import { highResolutionStart, parentIdOf, parentSpanOf, startedSince } from './sdk-span.js';
 import { judge, NOTHING, recordSkipped, SETTLE, type SpanEnd, waitLate } from './span-end.js';
 import { linkEntry, newEntry, type SpanEntry } from './span-entry.js';
+import type { TraceBuffer } from './trace-buffer.js';
 import {
   hasAgentAbove,
   parentHasAgent,
   REFUSED_AGENT,
   REFUSED_NESTED,
-  type TraceBuffer,
   type TraceState,
-} from './trace-buffer.js';
+} from './trace-state.js';
 
 export interface HeldTracesOptions {
   buffer: TraceBuffer;
@@ -75,7 +75,7 @@ export class HeldTraces {
       parent === undefined &&
       span.parentSpanContext?.isRemote !== true
     ) {
-      this._buffer.awaitParent(state, parentId);
+      state.awaitParent(parentId);
     }
     // Ordinary spans between agent-related ones are kept so reconstruction can link through them.
     let ancestor = parent;
@@ -136,10 +136,10 @@ export class HeldTraces {
       entry = this._holdLate(state, span, spanId, role);
     } else if (entry.role === SpanRole.NONE) {
       // Attributes set after start can still make a span an agent or a tool.
-      buffer.setRole(state, entry, lateSpanRole(span.name, span.attributes));
+      state.setRole(entry, lateSpanRole(span.name, span.attributes));
     }
     entry.span = span;
-    buffer.parentEnded(state, spanId);
+    state.parentEnded(spanId);
     let leaf = entry.role === SpanRole.NONE && !entry.needed;
     if (!leaf && entry.role !== SpanRole.AGENT) {
       // Converted now and the span let go: held until the run ends, the SDK's span (and all
@@ -157,7 +157,7 @@ export class HeldTraces {
         if (!buffer.holdBytes(state, entry.bytes)) return this._tooLarge(state, entry, span, spanId);
       }
     }
-    buffer.close(state, entry);
+    state.close(entry);
     buffer.touch(state);
     if (entry.role === SpanRole.TOOL && this._live.enabled)
       this._live.toolEnded(state.traceId, entry.agent, span, spanId);
@@ -169,7 +169,7 @@ export class HeldTraces {
       // Not rebuilt: a chain or root span is taken for an implicit run only when calls ran outside every agent.
       if (entry.role === SpanRole.AGENT || state.looseCalls > 0)
         return this._incomplete(state, spanId, hasAgentAbove(state, entry));
-      this._buffer.markEvaluated(state, spanId);
+      state.markEvaluated(spanId);
       return SETTLE;
     }
     return entry.activeChildren > 0 ? waitLate(entry) : judge(entry);
@@ -177,13 +177,13 @@ export class HeldTraces {
 
   /** The run of an agent span in a trace that lost spans to the limits: a record, not a verdict that could be false. */
   private _incomplete(state: TraceState, spanId: string, nested: boolean): SpanEnd {
-    this._buffer.markEvaluated(state, spanId);
+    state.markEvaluated(spanId);
     return recordSkipped('incomplete_trace', nested);
   }
 
   /** Whether a refused span has an agent above it (remembered at its start, and forgotten now it ends), else what the held spans say. */
   private _refusedNested(state: TraceState, span: ReadableSpan, spanId: string): boolean {
-    const flags = this._buffer.refusedEnded(state, spanId);
+    const flags = state.refusedEnded(spanId);
     if (flags === undefined) return parentHasAgent(state, parentIdOf(span));
     return (flags & REFUSED_NESTED) !== 0;
   }
@@ -202,11 +202,7 @@ export class HeldTraces {
     parentContext: Context,
   ): void {
     const nested = parentId !== undefined && agentAbove(state, parentId, parentContext);
-    this._buffer.refuse(
-      state,
-      spanId,
-      (nested ? REFUSED_NESTED : 0) | (role === SpanRole.AGENT ? REFUSED_AGENT : 0),
-    );
+    state.refuse(spanId, (nested ? REFUSED_NESTED : 0) | (role === SpanRole.AGENT ? REFUSED_AGENT : 0));
   }
 
   /**
@@ -307,7 +303,7 @@ export class HeldTraces {
       // Its end has passed: converted now, closed (the span below keeps its parent active).
       entry.like = spanLikeOf(entry, span, true);
       entry.span = undefined;
-      this._buffer.close(state, entry);
+      state.close(entry);
       // Over the byte bound, the next span to end evicts the trace (not while a child starts under it).
       entry.bytes = retainedBytes(span);
       this._buffer.holdBytes(state, entry.bytes);
@@ -329,15 +325,14 @@ export class HeldTraces {
     let parent = above === undefined ? undefined : state.spans.get(above);
     for (let i = chain.length - 1; i >= 0; i--) {
       const id = chain[i]!;
-      const span = state.ordinary.get(id)!;
-      state.ordinary.delete(id);
+      const span = state.takeOrdinary(id)!;
       const entry = newEntry(span, id, parentIdOf(span), SpanRole.NONE);
       entry.needed = true;
       // Held after spans that started later: its place in the map says nothing of its start.
       entry.outOfOrder = true;
       entry.t0 = highResolutionStart(span, false);
       if (parent !== undefined) linkEntry(entry, parent);
-      this._buffer.adopt(state, entry);
+      state.adopt(entry);
       parent = entry;
     }
     return parent!;
@@ -357,7 +352,7 @@ export class HeldTraces {
       linkEntry(entry, parent);
     } else if (parentId !== undefined && span.parentSpanContext?.isRemote !== true) {
       // Its parent is still open: keep the trace until the parent ends and is held too.
-      this._buffer.awaitParent(state, parentId);
+      state.awaitParent(parentId);
     }
     this._buffer.hold(state, entry);
     // Spans below it that could not find it when they started: linked now, to its agent, or

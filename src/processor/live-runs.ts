@@ -5,7 +5,8 @@ import type { LiveRunsAt } from '../guard/live-scope.js';
 import type { LiveChecks } from './live-checks.js';
 import { parentIdOf } from './sdk-span.js';
 import { NO_SCOPE, type SpanEntry } from './span-entry.js';
-import { type TraceBuffer, TraceMode, type TraceState } from './trace-buffer.js';
+import type { TraceBuffer } from './trace-buffer.js';
+import { TraceMode, type TraceState } from './trace-state.js';
 
 /** Parents walked up through ordinary spans at most, looking for the run of a span. */
 const MAX_WALK = 64;

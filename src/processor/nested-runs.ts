@@ -6,7 +6,7 @@ import { ATTR_OPENINFERENCE_SPAN_KIND, ATTR_TOOLWATCH_FROM_HISTORY } from '../se
 import type { AgentRun, Problem, ReconstructedTrace, SpanLike } from '../types.js';
 import { breakTie, heldView, rebuildNeeds, spanIdentity } from './run-builder.js';
 import type { SpanEntry } from './span-entry.js';
-import type { TraceState } from './trace-buffer.js';
+import type { TraceState } from './trace-state.js';
 
 /**
  * Nested runs judged as their agent spans end (rules with `rootOnly: false`), each rebuilt

@@ -9,7 +9,7 @@ import type { SpanReading } from '../reconstruction/trace-model.js';
 import type { Policy, ReconstructedTrace, SpanEventLike, SpanLike, StatusCode } from '../types.js';
 import { mergeAttributes } from '../util/merge-attributes.js';
 import type { SpanEntry } from './span-entry.js';
-import type { TraceState } from './trace-buffer.js';
+import type { TraceState } from './trace-state.js';
 
 /**
  * The span as reconstruction reads it, on the processor's clock, built once, when its run is

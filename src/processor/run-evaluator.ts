@@ -15,7 +15,8 @@ import type { RunJudge } from './run-judge.js';
 import { contextOnly, parentIdOf } from './sdk-span.js';
 import type { SpanEnd } from './span-end.js';
 import type { SpanEntry } from './span-entry.js';
-import { hasAgentAbove, type LateRun, type TraceBuffer, type TraceState } from './trace-buffer.js';
+import type { TraceBuffer } from './trace-buffer.js';
+import { hasAgentAbove, type LateRun, type TraceState } from './trace-state.js';
 
 export interface RunEvaluatorOptions {
   policy: Policy;
@@ -110,7 +111,7 @@ export class RunEvaluator {
     const spanId = entry.spanId;
     const nested = hasAgentAbove(state, entry);
     if (nested && this._allRulesRootOnly) return undefined;
-    this._buffer.markEvaluated(state, spanId);
+    state.markEvaluated(spanId);
     if (
       this._sampledOutFastPath &&
       !state.seenLate &&
@@ -146,7 +147,7 @@ export class RunEvaluator {
         // An implicit run whose outermost span is still to come (its root waits for its parent
         // here) has its turn when that span ends: it may hold more tools by then.
         if (other.implicit && awaitsParent(state, other.spanId)) continue;
-        this._buffer.markEvaluated(state, other.spanId);
+        state.markEvaluated(other.spanId);
         this._judgeRun(state, other, contextOnly(state.traceId, other.spanId), 'span');
       }
       // In a trace that goes on (a workflow or session span above), the judged run is let go.
@@ -184,7 +185,7 @@ export class RunEvaluator {
       const member = stack.pop()!;
       if (this._nested.counted(member)) continue;
       for (const execution of member.executions) {
-        if (this._buffer.counted(state, execution.spanId)) continue;
+        if (state.countOnce(execution.spanId)) continue;
         this._metrics.recordToolExecution(execution.name, execution.status, member.agent);
       }
       for (const child of member.children) stack.push(child);
@@ -194,7 +195,7 @@ export class RunEvaluator {
 
   waitForLateSpans(state: TraceState, entry: SpanEntry, span: ReadableSpan): void {
     if (state.late.has(entry.spanId)) return;
-    this._buffer.markEvaluated(state, entry.spanId);
+    state.markEvaluated(entry.spanId);
     let resolve!: () => void;
     const done = new Promise<void>((r) => {
       resolve = r;
@@ -208,7 +209,7 @@ export class RunEvaluator {
       timer: setTimeout(() => this.finishLate(state, late, false), this._lateSpanTimeoutMs),
     };
     late.timer.unref?.();
-    this._buffer.addLate(state, entry.spanId, late);
+    state.addLate(entry.spanId, late);
     this._judges.track(done);
   }
 
@@ -247,18 +248,18 @@ export class RunEvaluator {
       // its record) while the exporters accept spans.
       if (late.queued) return;
       late.queued = true;
-      state.finishing++;
+      state.lateQueued();
       queueMicrotask(() => {
-        state.finishing--;
+        state.lateFinished();
         this.finishLate(state, late, true);
       });
       return;
     }
-    state.late.delete(spanId);
+    state.removeLate(spanId);
     try {
       // Evicted (or over a span limit) since: judged on part of its run, a verdict could be false.
       if (state.incomplete) {
-        this._buffer.markEvaluated(state, spanId);
+        state.markEvaluated(spanId);
         this._runs.recordSkipped(late.span, hasAgentAbove(state, late.entry), 'incomplete_trace', 'span');
       } else this.evaluate(state, late.entry, late.span, 'span');
     } catch (error) {
@@ -276,7 +277,7 @@ export class RunEvaluator {
    */
   evicting(state: TraceState): void {
     for (const late of [...state.late.values()]) {
-      state.late.delete(late.entry.spanId);
+      state.removeLate(late.entry.spanId);
       clearTimeout(late.timer);
       late.resolve();
       const where = contextOnly(state.traceId, late.entry.spanId);
@@ -291,7 +292,7 @@ export class RunEvaluator {
     if (!state.seenLate) return;
     for (const run of runsInOrder(rebuildRuns(state, this._argumentsRead).runs)) {
       if (run.end === undefined || state.evaluated.has(run.spanId)) continue;
-      this._buffer.markEvaluated(state, run.spanId);
+      state.markEvaluated(run.spanId);
       this._runs.recordIncompleteRun(run, contextOnly(state.traceId, run.spanId));
     }
   }
@@ -305,7 +306,7 @@ export class RunEvaluator {
     try {
       for (const run of runsInOrder(rebuildRuns(state, this._argumentsRead).runs)) {
         if (run.end === undefined || state.evaluated.has(run.spanId)) continue;
-        this._buffer.markEvaluated(state, run.spanId);
+        state.markEvaluated(run.spanId);
         this._judgeRun(state, run, contextOnly(state.traceId, run.spanId), 'span');
       }
     } catch (error) {

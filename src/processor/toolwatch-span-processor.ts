@@ -20,7 +20,8 @@ import { RunEvaluator } from './run-evaluator.js';
 import { RunJudge } from './run-judge.js';
 import { parentIdOf } from './sdk-span.js';
 import { NOTHING, type SpanEnd } from './span-end.js';
-import { TraceBuffer, TraceMode, type TraceState } from './trace-buffer.js';
+import { TraceBuffer } from './trace-buffer.js';
+import { TraceMode, type TraceState } from './trace-state.js';
 
 export interface ToolwatchSpanProcessorOptions {
   /** The policy runs are judged by (from `loadPolicy`, or built in code). Required. */

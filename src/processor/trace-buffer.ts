@@ -1,106 +1,10 @@
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { SpanRole } from '../conventions/span-role.js';
 import type { ToolwatchMetrics } from '../emission/metrics.js';
-import { ATTR_OPENINFERENCE_SPAN_KIND } from '../semconv.js';
 import type { ProblemLog } from './problem-log.js';
-import { entryClosed, NO_SCOPE, type SpanEntry, unlinkEntry } from './span-entry.js';
+import { NO_SCOPE, type SpanEntry } from './span-entry.js';
 import { MAX_SCOPES, Tombstone } from './tombstone.js';
-
-/** How much a trace costs to follow. */
-export const TraceMode = {
-  /** Every agent-related span held; runs rebuilt and judged. */
-  JUDGED: 0,
-  /**
-   * Out of the policy's sample: only agent spans are held (for rule matching, live checks and
-   * the `skipped: sampled_out` record); other spans map to the agent above them.
-   */
-  SAMPLED_OUT: 1,
-  /**
-   * Followed like `SAMPLED_OUT`, because no rule matched its root agent span at its start
-   * (rules that read only the name, and all root-only): its runs get no record at all, unless
-   * a rule matches the agent span as it ends (attributes set after start), and then a
-   * `skipped: incomplete_trace` one, as its spans were not held.
-   */
-  UNMATCHED: 2,
-} as const;
-export type TraceMode = (typeof TraceMode)[keyof typeof TraceMode];
-
-export interface LateRun {
-  span: ReadableSpan;
-  entry: SpanEntry;
-  timer: ReturnType<typeof setTimeout>;
-  done: Promise<void>;
-  resolve: () => void;
-  /** Its wait is over and it is judged on the next microtask (it stays in `late` until then). */
-  queued: boolean;
-}
-
-export interface TraceState {
-  traceId: string;
-  mode: TraceMode;
-  /** Held spans by id (JUDGED), or the open agent spans (SAMPLED_OUT and UNMATCHED, see `followed`). */
-  spans: Map<string, SpanEntry>;
-  /** Entries counted against the span limits. */
-  held: number;
-  /** About how many bytes of ended spans the trace holds (`retainedBytes`), counted against `maxBufferedBytes`. */
-  bytes: number;
-  /** Held spans still open: the trace is released when none is left (and nothing waits). Written by `TraceBuffer` only. */
-  openCount: number;
-  /** The sweep epoch of the last span activity. */
-  activeEpoch: number;
-  /**
-   * When the trace began to be followed (`performance.now()`): a span that started later and is
-   * not held was refused at its start (and counted then), rather than never seen.
-   */
-  since: number;
-  /** Tool or model spans are held: some chain or root span may be an implicit run (of their calls). */
-  hasCalls: boolean;
-  /** The trace was first recognised when one of its spans ended (no agent-related span was known at start). */
-  seenLate: boolean;
-  /**
-   * A span was held under a parent that had already ended (agno keeps a member's context
-   * current after it returns): a run judged before may lose spans to the run around it, so
-   * nested runs are rebuilt from the whole trace from then on.
-   */
-  grafted: boolean;
-  /**
-   * Some of the trace's spans were refused (span limits): its runs would be judged on partial
-   * data, so they get `skipped: incomplete_trace` records instead of verdicts.
-   */
-  incomplete: boolean;
-  evaluated: Set<string>;
-  /** Execution spans already counted in `toolwatch.tool.executions`. */
-  counted: Set<string>;
-  /**
-   * Untracked local parents of tracked tool/LLM spans: maybe agent spans whose attributes
-   * come later. The trace is kept until they end.
-   */
-  awaiting: Set<string>;
-  late: Map<string, LateRun>;
-  /** Runs whose wait for late spans is over, judged on the next microtask. */
-  finishing: number;
-  /**
-   * Agent-related spans refused at their start (span limits) and still open, by id:
-   * `REFUSED_NESTED` when an agent is above one, `REFUSED_AGENT` when it is an agent (at
-   * most `MAX_REFUSED` of them), so that nesting is known below and at their ends.
-   */
-  refused: Map<string, number>;
-  /** JUDGED traces: open ordinary spans, not held as entries until an agent-related span starts below one. */
-  ordinary: Map<string, ReadableSpan>;
-  /** JUDGED traces: agent spans held, and tool and model spans held with no agent above them (their calls make implicit runs). */
-  agents: number;
-  looseCalls: number;
-  /** SAMPLED_OUT traces: the open agent span that started last. */
-  lastAgent: SpanEntry | undefined;
-  /**
-   * SAMPLED_OUT and UNMATCHED traces: every open span followed, by object, and its scope (its
-   * own entry for agent spans, the agent's `toolScope` for tool spans, else the agent entry
-   * above it or `NO_SCOPE`). A span object never used as a key has no identity hash, so asking
-   * for one that was not followed (most spans of the trace: ordinary ones) costs no string
-   * hashing and no probe, and following one hashes no id.
-   */
-  followed: Map<ReadableSpan, SpanEntry>;
-}
+import { REFUSED_AGENT, REFUSED_NESTED, TraceMode, TraceState } from './trace-state.js';
 
 export interface TraceBufferLimits {
   maxTraces: number;
@@ -110,19 +14,9 @@ export interface TraceBufferLimits {
   traceTtlMs: number;
 }
 
-// Most traces never need these; they are allocated on first write.
-const NO_SPANS: Set<string> = new Set();
-const NO_LATE_RUNS: Map<string, LateRun> = new Map();
-const NO_ORDINARY: Map<string, ReadableSpan> = new Map();
-const NO_FOLLOWED: Map<ReadableSpan, SpanEntry> = new Map();
-const NO_REFUSED: Map<string, number> = new Map();
 const NO_EVICTED: TraceState[] = [];
-/** Open refused spans remembered per trace; past it, one's nesting is read from the held spans only. */
-const MAX_REFUSED = 10_000;
 /** Tombstones kept at least (each a trace id and its open agents), whatever `maxTraces`. */
 const MIN_TOMBSTONES = 1000;
-export const REFUSED_NESTED = 1;
-export const REFUSED_AGENT = 2;
 
 /** The refused agent spans still open, and whether each is nested: a tombstone's `openAgents`. */
 function refusedAgents(state: TraceState): Map<string, boolean> {
@@ -141,36 +35,6 @@ function refusedScopes(state: TraceState): Map<string, boolean> {
     out.set(spanId, flags !== 0);
   }
   return out;
-}
-
-/** What a held entry's role adds to its trace's counts: agents, calls, and calls with no agent above. */
-function countRole(state: TraceState, entry: SpanEntry): void {
-  const role = entry.role;
-  if (role === SpanRole.AGENT) state.agents++;
-  else if (role === SpanRole.TOOL || role === SpanRole.LLM) {
-    state.hasCalls = true;
-    if (entry.agent === undefined) state.looseCalls++;
-  }
-}
-
-/** Nearest agent above, by pointer when the parent was held at start, else by walking the held parents (late traces). */
-export function hasAgentAbove(state: TraceState, entry: SpanEntry): boolean {
-  if (entry.agent !== undefined) return true;
-  if (entry.parent !== undefined) return false;
-  return parentHasAgent(state, entry.parentId);
-}
-
-export function parentHasAgent(state: TraceState, parentId: string | undefined): boolean {
-  let steps = 0;
-  while (parentId !== undefined && steps++ < 100_000) {
-    const ancestor = state.spans.get(parentId);
-    if (ancestor === undefined) return false;
-    if (ancestor.role === SpanRole.AGENT) return true;
-    if (ancestor.agent !== undefined) return true;
-    if (ancestor.parent !== undefined) return false;
-    parentId = ancestor.parentId;
-  }
-  return false;
 }
 
 /**
@@ -258,31 +122,7 @@ export class TraceBuffer {
       const oldest = this._traces.values().next().value as TraceState;
       this.evict(oldest, 'max_traces', `${this._limits.maxTraces} agent traces are held`);
     }
-    const state: TraceState = {
-      traceId,
-      mode,
-      spans: new Map(),
-      held: 0,
-      bytes: 0,
-      openCount: 0,
-      activeEpoch: this._epoch,
-      since: performance.now(),
-      hasCalls: false,
-      seenLate,
-      grafted: false,
-      incomplete: false,
-      evaluated: NO_SPANS,
-      counted: NO_SPANS,
-      awaiting: NO_SPANS,
-      late: NO_LATE_RUNS,
-      finishing: 0,
-      refused: NO_REFUSED,
-      lastAgent: undefined,
-      ordinary: NO_ORDINARY,
-      followed: NO_FOLLOWED,
-      agents: 0,
-      looseCalls: 0,
-    };
+    const state = new TraceState(traceId, mode, seenLate, this._epoch, performance.now());
     this._traces.set(traceId, state);
     if (mode === TraceMode.JUDGED) this._judged++;
     this._lastId = undefined;
@@ -296,7 +136,7 @@ export class TraceBuffer {
    */
   admit(state: TraceState): boolean {
     if (state.held >= this._limits.maxSpansPerTrace) {
-      state.incomplete = true;
+      state.markIncomplete();
       this._problems.dropped(
         'max_spans_per_trace',
         `trace ${state.traceId} holds ${this._limits.maxSpansPerTrace} spans`,
@@ -310,7 +150,7 @@ export class TraceBuffer {
         this.evict(oldest, 'max_buffered_spans', `${this._limits.maxBufferedSpans} spans are held`);
       }
       if (this._held >= this._limits.maxBufferedSpans) {
-        state.incomplete = true;
+        state.markIncomplete();
         this._problems.dropped('max_buffered_spans', `${this._limits.maxBufferedSpans} spans are held`);
         return false;
       }
@@ -331,34 +171,11 @@ export class TraceBuffer {
     // and with calls outside every agent, a span around the run may be an implicit run,
     // whose members (this run among them) are judged with it when it ends.
     if (state.late.size > 0 || state.finishing > 0 || state.looseCalls > 0) return;
-    // Whether each entry is in the run, found once per entry (parents are mostly held
-    // before their children, but not always: entries held late come after).
-    const inRun = new Map<SpanEntry, boolean>([[agent, true]]);
-    const path: SpanEntry[] = [];
-    for (const entry of state.spans.values()) {
-      const attributes = (entry.like ?? entry.span)?.attributes;
-      if (attributes !== undefined && attributes[ATTR_OPENINFERENCE_SPAN_KIND] !== undefined) return;
-      let at: SpanEntry | undefined = entry;
-      let known = at === undefined ? false : inRun.get(at);
-      while (at !== undefined && known === undefined) {
-        path.push(at);
-        at = at.parent ?? (at.parentId === undefined ? undefined : state.spans.get(at.parentId));
-        known = at === undefined ? false : inRun.get(at);
-      }
-      for (const step of path) inRun.set(step, known === true);
-      path.length = 0;
-    }
-    for (const [entry, doomed] of inRun) {
-      if (!doomed || entry.open || !state.spans.delete(entry.spanId)) continue;
-      unlinkEntry(entry);
-      state.held--;
-      this._held--;
-      state.bytes -= entry.bytes;
-      this._bytes -= entry.bytes;
-      if (entry.role === SpanRole.AGENT) state.agents--;
-      if (state.evaluated.size > 0) state.evaluated.delete(entry.spanId);
-      if (state.counted.size > 0) state.counted.delete(entry.spanId);
-    }
+    const held = state.held;
+    const bytes = state.bytes;
+    state.releaseRun(agent);
+    this._held -= held - state.held;
+    this._bytes -= bytes - state.bytes;
   }
 
   /**
@@ -367,7 +184,7 @@ export class TraceBuffer {
    * (the caller evicts it: a trace that size cannot be held whole).
    */
   holdBytes(state: TraceState, bytes: number): boolean {
-    state.bytes += bytes;
+    state.addBytes(bytes);
     this._bytes += bytes;
     const max = this._limits.maxBufferedBytes;
     if (this._bytes <= max) return true;
@@ -379,41 +196,10 @@ export class TraceBuffer {
     return this._bytes <= max;
   }
 
-  /** Remembers a span refused at its start while it is open (see `refused`). */
-  refuse(state: TraceState, spanId: string, flags: number): void {
-    if (state.refused === NO_REFUSED) state.refused = new Map();
-    if (state.refused.size < MAX_REFUSED) state.refused.set(spanId, flags);
-  }
-
-  /** A span refused at its start ends: what was remembered of it (undefined: nothing), forgotten now. */
-  refusedEnded(state: TraceState, spanId: string): number | undefined {
-    if (state.refused.size === 0) return undefined;
-    const flags = state.refused.get(spanId);
-    if (flags !== undefined) state.refused.delete(spanId);
-    return flags;
-  }
-
   /** Holds an admitted entry (open, unless the caller closes it at once). */
   hold(state: TraceState, entry: SpanEntry): void {
-    state.openCount++;
-    countRole(state, entry);
-    state.spans.set(entry.spanId, entry);
-    if (entry.parent !== undefined && !entry.parent.open) state.grafted = true;
-    state.held++;
+    state.hold(entry, this._epoch);
     this._held++;
-    state.activeEpoch = this._epoch;
-  }
-
-  /** A held ordinary entry's span ended agent-related (attributes set after its start): counted as such. */
-  setRole(state: TraceState, entry: SpanEntry, role: SpanRole): void {
-    entry.role = role;
-    countRole(state, entry);
-  }
-
-  /** SAMPLED_OUT traces: an agent span (held by id) is known by its object too, so ends of the others cost no lookup. */
-  follow(state: TraceState, span: ReadableSpan, entry: SpanEntry): void {
-    if (state.followed === NO_FOLLOWED) state.followed = new Map();
-    state.followed.set(span, entry);
   }
 
   /**
@@ -421,69 +207,29 @@ export class TraceBuffer {
    * by its object only (no id to hash; a child finds it through its start context).
    */
   holdScope(state: TraceState, span: ReadableSpan, scope: SpanEntry): void {
-    if (state.followed === NO_FOLLOWED) state.followed = new Map();
-    state.followed.set(span, scope);
-    state.openCount++;
-    state.held++;
+    state.holdScope(span, scope, this._epoch);
     this._held++;
-    state.activeEpoch = this._epoch;
-  }
-
-  /** SAMPLED_OUT traces: what `span` mapped to when it started, if it was followed; it is not any more. */
-  unfollow(state: TraceState, span: ReadableSpan): SpanEntry | undefined {
-    const followed = state.followed;
-    if (followed.size === 0) return undefined;
-    const entry = followed.get(span);
-    if (entry !== undefined) followed.delete(span);
-    return entry;
   }
 
   /** SAMPLED_OUT traces: a span held by `holdScope` ended. */
   releaseScope(state: TraceState): void {
-    state.openCount--;
-    state.held--;
+    state.releaseScope();
     this._held--;
   }
 
   /** JUDGED traces: an open ordinary span, counted against the limits but not held as an entry. */
   holdOrdinary(state: TraceState, spanId: string, span: ReadableSpan): void {
-    if (state.ordinary === NO_ORDINARY) state.ordinary = new Map();
-    state.ordinary.set(spanId, span);
-    state.held++;
+    state.holdOrdinary(spanId, span, this._epoch);
     this._held++;
-    state.activeEpoch = this._epoch;
   }
 
   forgetOrdinary(state: TraceState, spanId: string): void {
-    if (state.ordinary.delete(spanId)) {
-      state.held--;
-      this._held--;
-    }
-  }
-
-  /** An open ordinary span becomes an entry: already counted against the limits when it started. */
-  adopt(state: TraceState, entry: SpanEntry): void {
-    state.openCount++;
-    state.spans.set(entry.spanId, entry);
-    if (entry.parent !== undefined && !entry.parent.open) state.grafted = true;
-    countRole(state, entry);
-  }
-
-  /** A held entry's span ended (or had ended already): the trace has one open span less. */
-  close(state: TraceState, entry: SpanEntry): void {
-    if (!entry.open) return;
-    state.openCount--;
-    entryClosed(entry);
+    if (state.forgetOrdinary(spanId)) this._held--;
   }
 
   /** Lets go of one entry (a leaf that reconstruction will not need). */
   forget(state: TraceState, spanId: string): void {
-    const entry = state.spans.get(spanId);
-    if (entry !== undefined && state.spans.delete(spanId)) {
-      unlinkEntry(entry);
-      state.held--;
-      this._held--;
-    }
+    if (state.forget(spanId)) this._held--;
   }
 
   /** Nothing open, nothing waiting: the trace's runs are judged and its spans can go. */
@@ -492,35 +238,7 @@ export class TraceBuffer {
   }
 
   touch(state: TraceState): void {
-    state.activeEpoch = this._epoch;
-  }
-
-  awaitParent(state: TraceState, parentId: string): void {
-    if (state.awaiting === NO_SPANS) state.awaiting = new Set();
-    state.awaiting.add(parentId);
-  }
-
-  /** A span the trace waited for (see `awaitParent`) ended, and is held. */
-  parentEnded(state: TraceState, spanId: string): void {
-    if (state.awaiting.size > 0) state.awaiting.delete(spanId);
-  }
-
-  /** The run of `spanId` has had its turn (judged, recorded, or waiting for late spans). */
-  markEvaluated(state: TraceState, spanId: string): void {
-    if (state.evaluated === NO_SPANS) state.evaluated = new Set();
-    state.evaluated.add(spanId);
-  }
-
-  counted(state: TraceState, spanId: string): boolean {
-    if (state.counted.has(spanId)) return true;
-    if (state.counted === NO_SPANS) state.counted = new Set();
-    state.counted.add(spanId);
-    return false;
-  }
-
-  addLate(state: TraceState, spanId: string, late: LateRun): void {
-    if (state.late === NO_LATE_RUNS) state.late = new Map();
-    state.late.set(spanId, late);
+    state.touch(this._epoch);
   }
 
   /** The trace is done: its spans go, without a tombstone. */
@@ -533,9 +251,8 @@ export class TraceBuffer {
     if (state.mode === TraceMode.JUDGED) this._judged--;
     this._lastId = undefined;
     this._held -= state.held;
-    state.held = 0;
     this._bytes -= state.bytes;
-    state.bytes = 0;
+    state.released();
     this._metrics.tracesBuffered(-1);
   }
 
@@ -543,7 +260,7 @@ export class TraceBuffer {
   evict(state: TraceState, reason: string, message: string): void {
     if (this._traces.get(state.traceId) !== state) return;
     // Whatever still refers to it (a run about to be judged after its late spans) gets a record, not a verdict.
-    state.incomplete = true;
+    state.markIncomplete();
     this._problems.dropped(reason, message, state.held);
     this.release(state);
     // Its spans stay with it: the processor gives its waiting runs their records (`takeEvicted`).
